@@ -1,0 +1,266 @@
+//! The typed chunking configuration, parsed from the `cfg jsonb` argument.
+//!
+//! Every key is checked: an unknown key, a wrong type or a value out of range is an error
+//! that names the key and the value. A JSON `null` means "not set" (the default applies).
+
+use crate::error::ChunkError;
+use crate::size::{Size, SizeUnit};
+use crate::threshold::Threshold;
+use serde_json::{Map, Value};
+
+/// Which algorithm cuts the document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Cut where neighbouring sentences drift apart in meaning, then apply size guards.
+    Semantic,
+    /// A sliding window of `max_size` with `overlap`, snapped to word boundaries.
+    Fixed,
+    /// Pack paragraphs, then sentences, then words up to `max_size`.
+    Recursive,
+}
+
+/// Context repeated at the start of each chunk from the text before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    None,
+    Sentences(usize),
+    Chars(usize),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkConfig {
+    pub strategy: Strategy,
+    pub threshold: Threshold,
+    /// Neighbours on each side averaged into a unit's vector before the curve.
+    pub smoothing: usize,
+    pub min_size: Size,
+    pub target_size: Size,
+    /// Hard cap: no chunk is ever larger.
+    pub max_size: Size,
+    pub overlap: Overlap,
+    /// Embedding model for the semantic strategy; `None` = the default model.
+    pub model: Option<String>,
+    /// Documents shorter than this many characters (and within `max_size`) are one chunk.
+    pub inline_threshold: usize,
+    /// Largest document accepted, in bytes.
+    pub max_document_size: usize,
+    pub language: Option<String>,
+}
+
+pub const DEFAULT_MAX_DOCUMENT_SIZE: usize = 10 * 1024 * 1024;
+/// Seed design 000 keeps documents under 3,000 characters whole.
+pub const DEFAULT_INLINE_THRESHOLD: usize = 3000;
+/// Offsets are SQL `int`, so no size can exceed it.
+const MAX_SIZE_VALUE: u64 = i32::MAX as u64;
+const KEYS: &[&str] = &[
+    "strategy",
+    "threshold",
+    "smoothing",
+    "min_size",
+    "target_size",
+    "max_size",
+    "overlap",
+    "model",
+    "inline_threshold",
+    "max_document_size",
+    "language",
+];
+
+impl Default for ChunkConfig {
+    fn default() -> Self {
+        ChunkConfig::parse(&Value::Object(Map::new())).expect("the empty configuration is valid") // invariant
+    }
+}
+
+impl ChunkConfig {
+    pub fn parse(cfg: &Value) -> Result<ChunkConfig, ChunkError> {
+        let Value::Object(map) = cfg else {
+            return Err(ChunkError::config("cfg", cfg, "must be a JSON object"));
+        };
+        if let Some(key) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(ChunkError::config(key, &map[key], format!("unknown key; known keys are {}", KEYS.join(", "))));
+        }
+        let get = |key: &str| map.get(key).filter(|v| !v.is_null());
+
+        let strategy = match get("strategy") {
+            None => Strategy::Semantic,
+            Some(v) => match v.as_str() {
+                Some("semantic") => Strategy::Semantic,
+                Some("fixed") => Strategy::Fixed,
+                Some("recursive") => Strategy::Recursive,
+                _ => return Err(ChunkError::config("strategy", v, "must be one of \"semantic\", \"fixed\", \"recursive\"")),
+            },
+        };
+        let threshold = get("threshold").map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0));
+        let smoothing = get("smoothing").map(|v| integer("smoothing", v, 0, 50)).transpose()?.unwrap_or(1) as usize;
+        let explicit_min = get("min_size").map(|v| parse_size("min_size", v, 0)).transpose()?;
+        let explicit_target = get("target_size").map(|v| parse_size("target_size", v, 1)).transpose()?;
+        let explicit_max = get("max_size").map(|v| parse_size("max_size", v, 1)).transpose()?;
+        let overlap = get("overlap").map(parse_overlap).transpose()?;
+        let model = get("model").map(|v| non_empty_string("model", v)).transpose()?;
+        let inline_threshold = get("inline_threshold")
+            .map(|v| integer("inline_threshold", v, 0, MAX_SIZE_VALUE))
+            .transpose()?
+            .map_or(DEFAULT_INLINE_THRESHOLD, |n| n as usize);
+        let max_document_size = get("max_document_size")
+            .map(|v| integer("max_document_size", v, 1, 1 << 30))
+            .transpose()?
+            .map_or(DEFAULT_MAX_DOCUMENT_SIZE, |n| n as usize);
+        let language = get("language").map(|v| non_empty_string("language", v)).transpose()?;
+
+        // Defaults per strategy: semantic 200/1000/2000 chars; the seed's fixed fallback
+        // (350 chars, overlap 50) and recursive splitter (max 1500, min 500, overlap 100).
+        // Unset sizes follow the unit and scale of an explicit max_size.
+        let (default_max, min_ratio, target_ratio, default_overlap) = match strategy {
+            Strategy::Semantic => (2000, 10, 2, Overlap::None),
+            Strategy::Fixed => (350, usize::MAX, 1, Overlap::Chars(50)),
+            Strategy::Recursive => (1500, 3, 1, Overlap::Chars(100)),
+        };
+        let max_size = explicit_max.unwrap_or(Size::chars(default_max));
+        let scaled = |ratio: usize| Size { value: max_size.value.checked_div(ratio).unwrap_or(0), unit: max_size.unit };
+        let min_size = explicit_min.unwrap_or(scaled(min_ratio));
+        let mut target_size = explicit_target.unwrap_or(scaled(target_ratio));
+        if explicit_target.is_none() && target_size.unit == min_size.unit && target_size.value < min_size.value {
+            target_size.value = min_size.value;
+        }
+        check_order("min_size", min_size, "max_size", max_size)?;
+        check_order("target_size", target_size, "max_size", max_size)?;
+        check_order("min_size", min_size, "target_size", target_size)?;
+        let overlap = overlap.unwrap_or(default_overlap);
+        match (strategy, overlap) {
+            (Strategy::Fixed | Strategy::Recursive, Overlap::Sentences(_)) => {
+                return Err(ChunkError::config("overlap", get("overlap").unwrap_or(&Value::Null), "sentence overlap applies to the semantic strategy only; use chars"));
+            }
+            (_, Overlap::Chars(n)) if max_size.unit == SizeUnit::Chars && n >= max_size.value => {
+                return Err(ChunkError::config("overlap", n, format!("must be below max_size ({max_size})")));
+            }
+            _ => {}
+        }
+        Ok(ChunkConfig {
+            strategy,
+            threshold,
+            smoothing,
+            min_size,
+            target_size,
+            max_size,
+            overlap,
+            model,
+            inline_threshold,
+            max_document_size,
+            language,
+        })
+    }
+}
+
+/// `smaller` must not exceed `larger` when both are in the same unit.
+fn check_order(small_key: &str, smaller: Size, large_key: &str, larger: Size) -> Result<(), ChunkError> {
+    if smaller.unit == larger.unit && smaller.value > larger.value {
+        return Err(ChunkError::config(small_key, format!("\"{smaller}\""), format!("must not exceed {large_key} ({larger})")));
+    }
+    Ok(())
+}
+
+fn integer(key: &str, v: &Value, min: u64, max: u64) -> Result<u64, ChunkError> {
+    match v.as_u64() {
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(ChunkError::config(key, v, format!("must be an integer from {min} to {max}"))),
+    }
+}
+
+fn number(key: &str, v: &Value, min: f64, max: f64) -> Result<f64, ChunkError> {
+    match v.as_f64() {
+        Some(x) if x.is_finite() && (min..=max).contains(&x) => Ok(x),
+        _ => Err(ChunkError::config(key, v, format!("must be a number from {min} to {max}"))),
+    }
+}
+
+fn non_empty_string(key: &str, v: &Value) -> Result<String, ChunkError> {
+    match v.as_str() {
+        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
+        _ => Err(ChunkError::config(key, v, "must be a non-empty string")),
+    }
+}
+
+/// `{"type": "percentile", "value": 92}`, or just the type name for its default value.
+fn parse_threshold(v: &Value) -> Result<Threshold, ChunkError> {
+    let (kind, value) = match v {
+        Value::String(s) => (s.as_str(), None),
+        Value::Object(m) => {
+            if let Some(key) = m.keys().find(|k| *k != "type" && *k != "value") {
+                return Err(ChunkError::config(&format!("threshold.{key}"), &m[key], "unknown key; use \"type\" and \"value\""));
+            }
+            let kind = m.get("type").and_then(Value::as_str).ok_or_else(|| ChunkError::config("threshold.type", m.get("type").unwrap_or(&Value::Null), "must be a string"))?;
+            (kind, m.get("value").filter(|v| !v.is_null()))
+        }
+        _ => return Err(ChunkError::config("threshold", v, "must be an object like {\"type\": \"percentile\", \"value\": 92}")),
+    };
+    let value = |default: f64, min: f64, max: f64| value.map_or(Ok(default), |x| number("threshold.value", x, min, max));
+    Ok(match kind {
+        "percentile" => Threshold::Percentile(value(92.0, 0.0, 100.0)?),
+        "similarity" => Threshold::Similarity(value(0.75, -1.0, 1.0)?),
+        "stddev" => Threshold::StdDev(value(3.0, -10.0, 10.0)?),
+        "interquartile" => Threshold::Interquartile(value(1.5, -10.0, 10.0)?),
+        "gradient" => Threshold::Gradient(value(95.0, 0.0, 100.0)?),
+        other => return Err(ChunkError::config("threshold.type", format!("\"{other}\""), "must be one of percentile, similarity, stddev, interquartile, gradient")),
+    })
+}
+
+/// A size: `1000` (characters), `"1000 chars"`, `"300 words"`, `"256 tokens"`, or
+/// `{"value": 256, "unit": "tokens"}`.
+fn parse_size(key: &str, v: &Value, min: u64) -> Result<Size, ChunkError> {
+    let (value, unit) = amount_and_unit(key, v, min)?;
+    let unit = match unit {
+        None | Some("chars") => SizeUnit::Chars,
+        Some("words") => SizeUnit::Words,
+        Some("tokens") => SizeUnit::Tokens,
+        Some(other) => return Err(ChunkError::config(key, v, format!("unknown unit \"{other}\"; use chars, words or tokens"))),
+    };
+    Ok(Size { value, unit })
+}
+
+/// Overlap: `100` (characters), `"100 chars"`, `"1 sentences"` or the object form.
+fn parse_overlap(v: &Value) -> Result<Overlap, ChunkError> {
+    let (value, unit) = amount_and_unit("overlap", v, 0)?;
+    Ok(match (value, unit) {
+        (0, _) => Overlap::None,
+        (n, None | Some("chars")) => Overlap::Chars(n),
+        (n, Some("sentences" | "sentence")) => Overlap::Sentences(n),
+        (_, Some(other)) => return Err(ChunkError::config("overlap", v, format!("unknown unit \"{other}\"; use chars or sentences"))),
+    })
+}
+
+fn amount_and_unit<'a>(key: &str, v: &'a Value, min: u64) -> Result<(usize, Option<&'a str>), ChunkError> {
+    let bad = || ChunkError::config(key, v, format!("must be an integer from {min} to {MAX_SIZE_VALUE}, optionally with a unit, like \"300 words\" or {{\"value\": 300, \"unit\": \"words\"}}"));
+    let (amount, unit) = match v {
+        Value::Number(_) => (v.as_u64(), None),
+        Value::String(s) => {
+            let mut parts = s.split_whitespace();
+            let amount = parts.next().and_then(|n| n.parse::<u64>().ok());
+            let unit = parts.next();
+            if parts.next().is_some() {
+                return Err(bad());
+            }
+            (amount, unit)
+        }
+        Value::Object(m) => {
+            if let Some(k) = m.keys().find(|k| *k != "value" && *k != "unit") {
+                return Err(ChunkError::config(&format!("{key}.{k}"), &m[k], "unknown key; use \"value\" and \"unit\""));
+            }
+            let unit = match m.get("unit") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(u)) => Some(u.as_str()),
+                Some(_) => return Err(bad()),
+            };
+            (m.get("value").and_then(Value::as_u64), unit)
+        }
+        _ => return Err(bad()),
+    };
+    match amount {
+        Some(n) if (min..=MAX_SIZE_VALUE).contains(&n) => Ok((n as usize, unit)),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

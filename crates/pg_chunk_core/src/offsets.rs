@@ -1,0 +1,43 @@
+//! Byte offsets (what Rust slices use) to character offsets (what SQL's `substr` counts).
+
+/// Converts byte offsets of one document to character offsets, walking forward from the
+/// last answer, so a sequence of non-decreasing offsets costs one pass over the document.
+pub struct CharCursor<'a> {
+    doc: &'a str,
+    byte: usize,
+    chars: usize,
+}
+
+impl<'a> CharCursor<'a> {
+    pub fn new(doc: &'a str) -> CharCursor<'a> {
+        CharCursor { doc, byte: 0, chars: 0 }
+    }
+
+    /// Characters before byte offset `byte` (a char boundary of the document).
+    pub fn char_offset(&mut self, byte: usize) -> usize {
+        if byte < self.byte {
+            self.byte = 0;
+            self.chars = 0;
+        }
+        self.chars += self.doc[self.byte..byte].chars().count();
+        self.byte = byte;
+        self.chars
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_characters_not_bytes_in_any_order() {
+        let doc = "aé中😀b";
+        let mut cursor = CharCursor::new(doc);
+        let bytes: Vec<usize> = doc.char_indices().map(|(i, _)| i).collect();
+        for (chars, &byte) in bytes.iter().enumerate() {
+            assert_eq!(cursor.char_offset(byte), chars);
+        }
+        assert_eq!(cursor.char_offset(doc.len()), 5);
+        assert_eq!(cursor.char_offset(1), 1, "going back recounts");
+    }
+}

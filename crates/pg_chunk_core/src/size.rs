@@ -1,0 +1,242 @@
+//! Measuring text in the units that sizes are given in: characters, words or tokens.
+
+use crate::sentences::Span;
+
+/// The unit a size is expressed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeUnit {
+    Chars,
+    Words,
+    Tokens,
+}
+
+impl SizeUnit {
+    pub fn name(self) -> &'static str {
+        match self {
+            SizeUnit::Chars => "chars",
+            SizeUnit::Words => "words",
+            SizeUnit::Tokens => "tokens",
+        }
+    }
+}
+
+/// A size limit such as "1000 chars".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    pub value: usize,
+    pub unit: SizeUnit,
+}
+
+impl Size {
+    pub const fn chars(value: usize) -> Size {
+        Size { value, unit: SizeUnit::Chars }
+    }
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.value, self.unit.name())
+    }
+}
+
+/// Counts tokens the way some model's tokenizer does.
+pub trait TokenCounter {
+    fn count_tokens(&self, text: &str) -> usize;
+}
+
+/// A model-free token estimate: a run of letters or digits costs one token per four
+/// characters (the usual rule of thumb for BPE/WordPiece vocabularies), every other visible
+/// symbol and every CJK ideograph one token, whitespace nothing. It is additive over
+/// whitespace-separated words, which the size guards rely on.
+pub struct EstimatedTokens;
+
+impl TokenCounter for EstimatedTokens {
+    fn count_tokens(&self, text: &str) -> usize {
+        let mut tokens = 0;
+        let mut run = 0usize;
+        for c in text.chars() {
+            if c.is_alphanumeric() && !is_ideograph(c) {
+                if run % 4 == 0 {
+                    tokens += 1;
+                }
+                run += 1;
+            } else {
+                run = 0;
+                if !c.is_whitespace() {
+                    tokens += 1;
+                }
+            }
+        }
+        tokens
+    }
+}
+
+fn is_ideograph(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// Whitespace-separated words in `text`.
+pub fn count_words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// The size of `text` in `unit`.
+pub fn measure(text: &str, unit: SizeUnit, tokens: &dyn TokenCounter) -> usize {
+    match unit {
+        SizeUnit::Chars => text.chars().count(),
+        SizeUnit::Words => count_words(text),
+        SizeUnit::Tokens => tokens.count_tokens(text),
+    }
+}
+
+/// Sizes of runs of consecutive units, answered in O(1) from prefix sums.
+///
+/// A run's text is `doc[units[first].start..units[last].end]`, whitespace between units
+/// included, so its character size counts that whitespace while its word and token sizes
+/// (whitespace costs nothing) are sums over the units.
+pub struct UnitSizes {
+    /// Character offset of each unit's start and end.
+    char_start: Vec<usize>,
+    char_end: Vec<usize>,
+    /// Prefix sums: `words[i]` is the number of words in units `0..i`.
+    words: Vec<usize>,
+    tokens: Vec<usize>,
+}
+
+impl UnitSizes {
+    pub fn new(doc: &str, units: &[Span], tokens: &dyn TokenCounter) -> UnitSizes {
+        let mut sizes = UnitSizes {
+            char_start: Vec::with_capacity(units.len()),
+            char_end: Vec::with_capacity(units.len()),
+            words: Vec::with_capacity(units.len() + 1),
+            tokens: Vec::with_capacity(units.len() + 1),
+        };
+        sizes.words.push(0);
+        sizes.tokens.push(0);
+        let mut byte_pos = 0;
+        let mut char_pos = 0;
+        for unit in units {
+            char_pos += doc[byte_pos..unit.start].chars().count();
+            sizes.char_start.push(char_pos);
+            let text = unit.text(doc);
+            char_pos += text.chars().count();
+            sizes.char_end.push(char_pos);
+            byte_pos = unit.end;
+            sizes.words.push(sizes.words.last().unwrap_or(&0) + count_words(text));
+            sizes.tokens.push(sizes.tokens.last().unwrap_or(&0) + tokens.count_tokens(text));
+        }
+        sizes
+    }
+
+    /// Size of the run of units `first..=last` in `unit`.
+    pub fn run(&self, first: usize, last: usize, unit: SizeUnit) -> usize {
+        match unit {
+            SizeUnit::Chars => self.char_end[last] - self.char_start[first],
+            SizeUnit::Words => self.words[last + 1] - self.words[first],
+            SizeUnit::Tokens => self.tokens[last + 1] - self.tokens[first],
+        }
+    }
+
+    pub fn fits(&self, first: usize, last: usize, limit: Size) -> bool {
+        self.run(first, last, limit.unit) <= limit.value
+    }
+}
+
+/// The longest prefix of `text` that measures at most `cap`, ending at a word boundary when
+/// one exists inside the cap, otherwise at the last character boundary that fits. Returns
+/// its length in bytes: at least one character for non-empty text, even when that single
+/// character alone is above the cap (nothing smaller exists), so that callers always advance.
+pub fn fitting_prefix(text: &str, cap: Size, tokens: &dyn TokenCounter) -> usize {
+    let mut best_word_end = 0;
+    let mut chars_before_word = 0; // characters of `text` before the current word
+    let mut words = 0;
+    let mut token_total = 0;
+    let mut rest = text;
+    let mut offset = 0;
+    while let Some(word_start) = rest.find(|c: char| !c.is_whitespace()) {
+        chars_before_word += rest[..word_start].chars().count();
+        let word_len = rest[word_start..].find(char::is_whitespace).unwrap_or(rest.len() - word_start);
+        let word = &rest[word_start..word_start + word_len];
+        let word_chars = word.chars().count();
+        let word_tokens = if cap.unit == SizeUnit::Tokens { tokens.count_tokens(word) } else { 0 };
+        let size_with_word = match cap.unit {
+            SizeUnit::Chars => chars_before_word + word_chars,
+            SizeUnit::Words => words + 1,
+            SizeUnit::Tokens => token_total + word_tokens,
+        };
+        if size_with_word > cap.value {
+            if best_word_end > 0 {
+                return best_word_end;
+            }
+            // The first word alone is over the cap: cut inside it.
+            return offset + word_start + fitting_word_prefix(word, cap, chars_before_word, tokens);
+        }
+        chars_before_word += word_chars;
+        words += 1;
+        token_total += word_tokens;
+        offset += word_start + word_len;
+        best_word_end = offset;
+        rest = &rest[word_start + word_len..];
+    }
+    best_word_end.max(text.len().min(first_char_len(text)))
+}
+
+/// Bytes of the longest prefix of one over-long `word` that fits, given `chars_before` of
+/// leading whitespace already spent; at least one character.
+fn fitting_word_prefix(word: &str, cap: Size, chars_before: usize, tokens: &dyn TokenCounter) -> usize {
+    let boundaries: Vec<usize> = word.char_indices().map(|(i, _)| i).skip(1).chain([word.len()]).collect();
+    let fits = |end: usize| match cap.unit {
+        SizeUnit::Chars => chars_before + word[..end].chars().count() <= cap.value,
+        SizeUnit::Words => true,
+        SizeUnit::Tokens => tokens.count_tokens(&word[..end]) <= cap.value,
+    };
+    // Sizes grow with the prefix, so the boundaries that fit form a prefix of `boundaries`.
+    let fitting = boundaries.partition_point(|&end| fits(end));
+    boundaries[fitting.saturating_sub(1)]
+}
+
+fn first_char_len(text: &str) -> usize {
+    text.chars().next().map_or(0, char::len_utf8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimated_tokens_counts_runs_symbols_and_ideographs() {
+        let cases = [("", 0), ("a", 1), ("abcd", 1), ("abcde", 2), ("hello, world!", 6), ("中文", 2), ("  \n", 0), ("3.14", 3)];
+        for (text, want) in cases {
+            assert_eq!(EstimatedTokens.count_tokens(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn fitting_prefix_prefers_word_boundaries() {
+        let t = &EstimatedTokens;
+        let cases = [
+            ("alpha beta gamma", Size::chars(12), "alpha beta"),
+            ("alpha beta gamma", Size::chars(16), "alpha beta gamma"),
+            ("alpha beta gamma", Size { value: 2, unit: SizeUnit::Words }, "alpha beta"),
+            ("abcdefghij", Size::chars(4), "abcd"),
+            ("中文中文中文", Size::chars(4), "中文中文"),
+            ("alpha beta", Size { value: 2, unit: SizeUnit::Tokens }, "alpha"),
+            ("abcdefghijkl", Size { value: 2, unit: SizeUnit::Tokens }, "abcdefgh"),
+            ("x", Size::chars(0), "x"),
+        ];
+        for (text, cap, want) in cases {
+            assert_eq!(&text[..fitting_prefix(text, cap, t)], want, "{text:?} in {cap}");
+        }
+    }
+
+    #[test]
+    fn unit_sizes_count_whitespace_between_units_as_chars_only() {
+        let doc = "One two.  Three four five.";
+        let units = [Span { start: 0, end: 8 }, Span { start: 10, end: 26 }];
+        let sizes = UnitSizes::new(doc, &units, &EstimatedTokens);
+        assert_eq!(sizes.run(0, 1, SizeUnit::Chars), 26);
+        assert_eq!(sizes.run(1, 1, SizeUnit::Chars), 16);
+        assert_eq!(sizes.run(0, 1, SizeUnit::Words), 5);
+        assert_eq!(sizes.run(0, 0, SizeUnit::Tokens), 3);
+    }
+}

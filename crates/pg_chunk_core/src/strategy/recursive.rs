@@ -1,0 +1,94 @@
+//! `strategy: "recursive"`: packs whole paragraphs up to `max_size`; a paragraph too large
+//! for one chunk is packed sentence by sentence, and a sentence too large is cut at words
+//! (LangChain's RecursiveCharacterTextSplitter order; seed design defaults max 1500, min 500,
+//! overlap 100 characters).
+
+use super::{add_overlap, Chunk};
+use crate::config::ChunkConfig;
+use crate::guards::{force_split, merge_undersized, Run};
+use crate::sentences::{split_sentences, Span};
+use crate::size::{TokenCounter, UnitSizes};
+
+/// What packing produces, in document order.
+enum Piece {
+    /// Whole units, and the level they were packed at (`paragraph` or `sentence`).
+    Packed(Run, &'static str),
+    /// Byte range of a piece of a sentence above the cap.
+    Forced(usize, usize),
+}
+
+pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+    let units = split_sentences(doc);
+    let sizes = UnitSizes::new(doc, &units, tokens);
+    let max = cfg.max_size;
+    let mut pieces: Vec<Piece> = Vec::new();
+    // Extends the last packed run to `last` when the result still fits the cap.
+    let extend = |pieces: &mut Vec<Piece>, last: usize| match pieces.last_mut() {
+        Some(Piece::Packed(run, _)) if sizes.fits(run.first, last, max) => {
+            run.last = last;
+            true
+        }
+        _ => false,
+    };
+    for paragraph in paragraphs(doc, &units) {
+        if extend(&mut pieces, paragraph.last) {
+            continue;
+        }
+        if sizes.fits(paragraph.first, paragraph.last, max) {
+            pieces.push(Piece::Packed(paragraph, "paragraph"));
+            continue;
+        }
+        for unit in paragraph.first..=paragraph.last {
+            if extend(&mut pieces, unit) {
+                continue;
+            }
+            if sizes.fits(unit, unit, max) {
+                pieces.push(Piece::Packed(Run { first: unit, last: unit }, "sentence"));
+            } else {
+                pieces.extend(force_split(doc, units[unit].start, units[unit].end, max, tokens).into_iter().map(|(s, e)| Piece::Forced(s, e)));
+            }
+        }
+    }
+
+    let mut chunks = Vec::new();
+    let seams = vec![0.0; units.len()]; // no meaning here: undersized runs merge left first
+    for group in pieces.chunk_by(|a, b| matches!(a, Piece::Packed(..)) == matches!(b, Piece::Packed(..))) {
+        let runs: Vec<Run> = group
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Packed(run, _) => Some(*run),
+                Piece::Forced(start, end) => {
+                    chunks.push(Chunk::new(*start, *end, "forced", None));
+                    None
+                }
+            })
+            .collect();
+        for run in merge_undersized(&runs, &sizes, &seams, cfg.min_size, max) {
+            let reason = group.iter().find_map(|p| matches!(p, Piece::Packed(r, _) if r.first == run.first).then_some(p));
+            let reason = match reason {
+                Some(Piece::Packed(_, reason)) => reason,
+                _ => "paragraph",
+            };
+            chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
+        }
+    }
+    add_overlap(doc, &units, &mut chunks, cfg.overlap, max, tokens);
+    chunks
+}
+
+/// Runs of units separated by a blank line.
+fn paragraphs(doc: &str, units: &[Span]) -> Vec<Run> {
+    let mut runs = Vec::new();
+    let mut first = 0;
+    for i in 1..units.len() {
+        let gap = &doc[units[i - 1].end..units[i].start];
+        if gap.matches('\n').count() >= 2 {
+            runs.push(Run { first, last: i - 1 });
+            first = i;
+        }
+    }
+    if !units.is_empty() {
+        runs.push(Run { first, last: units.len() - 1 });
+    }
+    runs
+}

@@ -1,0 +1,150 @@
+//! `strategy: "semantic"`: embed each sentence, smooth, take the distance curve, cut where the
+//! threshold says, then apply the size guards (merge undersized, split oversized, force-split
+//! a sentence above the cap) and the overlap.
+
+use super::{add_overlap, Chunk};
+use crate::config::ChunkConfig;
+use crate::curve::{distance_curve, smooth_neighbours};
+use crate::embed::Embedder;
+use crate::error::ChunkError;
+use crate::guards::{force_split, merge_undersized, runs_from_cuts, split_oversized, Run};
+use crate::sentences::{split_sentences, Span};
+use crate::size::{TokenCounter, UnitSizes};
+use crate::threshold::{find_cuts, Cuts};
+
+/// The curve of one document and where its threshold cuts it.
+struct Analysis {
+    /// Distance between each unit and the next, from the raw vectors.
+    raw: Vec<f64>,
+    /// The same from the smoothed vectors; the threshold applies to this.
+    smoothed: Vec<f64>,
+    cuts: Cuts,
+}
+
+fn analyse(doc: &str, units: &[Span], cfg: &ChunkConfig, embedder: &mut dyn Embedder) -> Result<Analysis, ChunkError> {
+    let texts: Vec<&str> = units.iter().map(|u| u.text(doc)).collect();
+    let vectors = embedder.embed(&texts)?;
+    if vectors.len() != units.len() {
+        return Err(ChunkError::Embedding(format!("embedder returned {} vectors for {} sentences", vectors.len(), units.len())));
+    }
+    let raw = distance_curve(&vectors);
+    let smoothed = distance_curve(&smooth_neighbours(&vectors, cfg.smoothing));
+    let cuts = find_cuts(&smoothed, cfg.threshold);
+    Ok(Analysis { raw, smoothed, cuts })
+}
+
+/// A short document within the cap stays whole (seed design 000's inline routing).
+fn is_inline(sizes: &UnitSizes, unit_count: usize, cfg: &ChunkConfig) -> bool {
+    sizes.run(0, unit_count - 1, crate::size::SizeUnit::Chars) < cfg.inline_threshold && sizes.fits(0, unit_count - 1, cfg.max_size)
+}
+
+pub fn semantic_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+    let units = split_sentences(doc);
+    if units.is_empty() {
+        return Ok(vec![]);
+    }
+    let sizes = UnitSizes::new(doc, &units, tokens);
+    if is_inline(&sizes, units.len(), cfg) {
+        return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, "inline", Some(0))]);
+    }
+    let analysis = analyse(doc, &units, cfg, embedder)?;
+    Ok(plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens))
+}
+
+/// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
+fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes, analysis: &Analysis, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+    let (seams, max) = (&analysis.smoothed, cfg.max_size);
+    let runs = runs_from_cuts(units.len(), &analysis.cuts.is_cut);
+    let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
+    let runs: Vec<Run> = runs.into_iter().flat_map(|run| split_oversized(run, sizes, seams, cfg.target_size, max)).collect();
+    // Splitting can leave a short remainder; merging again only joins what still fits.
+    let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
+
+    let mut chunks = Vec::with_capacity(runs.len());
+    for run in runs {
+        if run.first == run.last && !sizes.fits(run.first, run.last, max) {
+            let unit = units[run.first];
+            chunks.extend(force_split(doc, unit.start, unit.end, max, tokens).into_iter().map(|(s, e)| Chunk::new(s, e, "forced", None)));
+            continue;
+        }
+        let reason = match run.first {
+            0 => "start",
+            first if analysis.cuts.is_cut[first - 1] => "threshold",
+            _ => "size",
+        };
+        chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
+    }
+    add_overlap(doc, units, &mut chunks, cfg.overlap, max, tokens);
+    chunks
+}
+
+/// What `chunk_explain` shows for one sentence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SentenceTrace {
+    pub span: Span,
+    /// Distance from the previous sentence (none for the first).
+    pub distance: Option<f64>,
+    pub smoothed_distance: Option<f64>,
+    /// A chunk starts at this sentence.
+    pub is_cut: bool,
+    /// `start`, `inline`, `threshold` (a cut the threshold made and the guards kept),
+    /// `merged` (a threshold cut undone to reach min_size), `size` (a cut made to respect
+    /// max_size), with `forced` added when the sentence itself is split at the cap.
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    /// The threshold on the curve's scale (NaN when the document has one sentence).
+    pub threshold: f64,
+    pub sentences: Vec<SentenceTrace>,
+}
+
+/// The curve, the threshold and each sentence's fate, for `knowledge.chunk_explain`.
+pub fn explain_semantic(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Explanation, ChunkError> {
+    super::check_document_size(doc, cfg)?;
+    let units = split_sentences(doc);
+    if units.is_empty() {
+        return Ok(Explanation { threshold: f64::NAN, sentences: vec![] });
+    }
+    let sizes = UnitSizes::new(doc, &units, tokens);
+    let analysis = analyse(doc, &units, cfg, embedder)?;
+    let inline = is_inline(&sizes, units.len(), cfg);
+    let chunks = if inline { vec![] } else { plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens) };
+    // Which sentences start a chunk, and which are cut inside at the cap.
+    let (mut starts, mut forced) = (vec![false; units.len()], vec![false; units.len()]);
+    for chunk in &chunks {
+        match chunk.first_unit {
+            Some(first) => starts[first] = true,
+            None => forced[units.partition_point(|u| u.end <= chunk.core_start).min(units.len() - 1)] = true,
+        }
+    }
+    let sentences = (0..units.len())
+        .map(|i| {
+            let gap = i.checked_sub(1);
+            let threshold_cut = gap.is_some_and(|g| analysis.cuts.is_cut[g]);
+            let is_cut = i == 0 || (!inline && (starts[i] || forced[i]));
+            let mut reason = match (i, inline, threshold_cut, is_cut) {
+                (0, true, _, _) => Some("inline"),
+                (0, false, _, _) => Some("start"),
+                (_, true, _, _) => None,
+                (_, _, true, true) => Some("threshold"),
+                (_, _, true, false) => Some("merged"),
+                (_, _, false, true) => Some("size"),
+                (_, _, false, false) => None,
+            }
+            .map(str::to_string);
+            if forced[i] {
+                reason = Some(reason.map_or("forced".into(), |r| format!("{r}, forced")));
+            }
+            SentenceTrace {
+                span: units[i],
+                distance: gap.map(|g| analysis.raw[g]),
+                smoothed_distance: gap.map(|g| analysis.smoothed[g]),
+                is_cut,
+                reason,
+            }
+        })
+        .collect();
+    Ok(Explanation { threshold: analysis.cuts.threshold, sentences })
+}

@@ -1,0 +1,205 @@
+use super::*;
+use crate::lexical::LexicalEmbedder;
+use crate::sentences::split_sentences;
+use crate::size::{measure, EstimatedTokens, SizeUnit};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
+    let cfg = ChunkConfig::parse(&cfg).unwrap();
+    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    check_invariants(doc, &cfg, &chunks);
+    chunks
+}
+
+/// What every strategy promises for every document and configuration.
+fn check_invariants(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk]) {
+    let units = split_sentences(doc);
+    let mut covered_to = 0;
+    for (k, c) in chunks.iter().enumerate() {
+        let text = c.text(doc);
+        assert!(!text.is_empty() && text.trim() == text, "chunk {k} {text:?} is empty or untrimmed");
+        assert!(c.start <= c.core_start && c.core_start < c.end, "chunk {k} core out of range");
+        // Hard cap (a single character above it cannot be cut further).
+        let size = measure(text, cfg.max_size.unit, &EstimatedTokens);
+        assert!(size <= cfg.max_size.value || text.chars().count() == 1, "chunk {k} is {size}, above {}", cfg.max_size);
+        // In order, and no text skipped between the chunks' own parts.
+        assert!(doc[covered_to..c.core_start].trim().is_empty(), "text before chunk {k} lost: {:?}", &doc[covered_to..c.core_start]);
+        assert!(c.core_start >= covered_to, "chunk {k} overlaps its predecessor's own text");
+        covered_to = c.end;
+        assert_eq!(c.token_count, EstimatedTokens.count_tokens(text));
+        // No sentence is cut except when it alone is above the cap.
+        if cfg.strategy != crate::config::Strategy::Fixed && c.split_reason != "forced" {
+            assert!(units.iter().any(|u| u.start == c.core_start), "chunk {k} starts inside a sentence");
+            assert!(units.iter().any(|u| u.end == c.end), "chunk {k} ends inside a sentence");
+        }
+    }
+    assert!(doc[covered_to..].trim().is_empty(), "the tail {:?} is lost", &doc[covered_to..]);
+}
+
+fn texts<'a>(doc: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
+    chunks.iter().map(|c| c.text(doc)).collect()
+}
+
+/// Three topics of six sentences each, with their own vocabulary.
+fn three_topics() -> String {
+    let topics = [
+        ["Cats purr when content.", "A cat sleeps most of the day.", "Kittens chase cats and yarn.", "The cat grooms its fur.", "Cats hunt mice at night.", "Old cats nap in the sun."],
+        ["Rust compiles to machine code.", "The Rust compiler checks borrows.", "Cargo builds Rust crates.", "Rust code avoids data races.", "The compiler reports borrow errors.", "Crates publish Rust code."],
+        ["Bread needs flour and water.", "Bakers knead bread dough.", "Yeast makes the dough rise.", "Flour dough bakes into bread.", "Bakers bake bread at dawn.", "Rye flour makes dark bread."],
+    ];
+    topics.iter().map(|t| t.join(" ")).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn semantic_cuts_where_the_vocabulary_changes() {
+    let doc = three_topics();
+    let chunks = chunk(&doc, json!({"inline_threshold": 0, "min_size": 100, "threshold": {"type": "percentile", "value": 85}}));
+    let got = texts(&doc, &chunks);
+    assert_eq!(got.len(), 3, "{got:#?}");
+    assert!(got[0].starts_with("Cats purr") && got[0].ends_with("in the sun."), "{got:#?}");
+    assert!(got[1].starts_with("Rust compiles") && got[2].starts_with("Bread needs"), "{got:#?}");
+    assert_eq!(chunks[1].split_reason, "threshold");
+}
+
+#[test]
+fn short_documents_stay_whole_and_empty_ones_give_nothing() {
+    let doc = "  One sentence. Another one.  ";
+    let chunks = chunk(doc, json!({}));
+    assert_eq!(texts(doc, &chunks), ["One sentence. Another one."]);
+    assert_eq!(chunks[0].split_reason, "inline");
+    for empty in ["", "   ", "\n\n\t "] {
+        for strategy in ["semantic", "fixed", "recursive"] {
+            assert!(chunk(empty, json!({ "strategy": strategy })).is_empty());
+        }
+    }
+}
+
+#[test]
+fn a_sentence_above_the_cap_is_force_split_and_marked() {
+    let long = "word ".repeat(100);
+    let doc = format!("Short start here. {} End.", long.trim());
+    let chunks = chunk(&doc, json!({"max_size": 120, "min_size": 10, "inline_threshold": 0}));
+    assert!(chunks.iter().filter(|c| c.split_reason == "forced").count() >= 4, "{:#?}", texts(&doc, &chunks));
+}
+
+#[test]
+fn max_size_in_words_and_tokens_is_a_hard_cap() {
+    let doc = three_topics();
+    for max in ["12 words", "20 tokens"] {
+        let chunks = chunk(&doc, json!({"max_size": max, "inline_threshold": 0}));
+        assert!(chunks.len() > 3, "{max}: {}", chunks.len());
+    }
+}
+
+#[test]
+fn every_threshold_type_runs_on_real_text() {
+    let doc = three_topics();
+    for threshold in ["percentile", "similarity", "stddev", "interquartile", "gradient"] {
+        chunk(&doc, json!({"threshold": threshold, "inline_threshold": 0, "min_size": 0}));
+    }
+}
+
+#[test]
+fn sentence_overlap_repeats_the_previous_sentence() {
+    let doc = three_topics();
+    let cfg = json!({"inline_threshold": 0, "min_size": 100, "threshold": {"type": "percentile", "value": 85}, "overlap": "1 sentences"});
+    let chunks = chunk(&doc, cfg);
+    assert!(doc[chunks[1].start..chunks[1].core_start].trim() == "Old cats nap in the sun.", "{:?}", texts(&doc, &chunks));
+    assert_eq!(chunks[0].start, chunks[0].core_start);
+}
+
+#[test]
+fn char_overlap_never_breaks_the_cap() {
+    let doc = three_topics();
+    let chunks = chunk(&doc, json!({"inline_threshold": 0, "max_size": 200, "overlap": 150}));
+    assert!(chunks.iter().skip(1).any(|c| c.start < c.core_start), "some chunk has room for overlap");
+}
+
+#[test]
+fn fixed_windows_overlap_at_word_starts() {
+    let doc = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu";
+    let chunks = chunk(doc, json!({"strategy": "fixed", "max_size": 20, "overlap": 6}));
+    assert_eq!(texts(doc, &chunks), ["alpha beta gamma", "gamma delta epsilon", "zeta eta theta iota", "iota kappa lambda mu"]);
+}
+
+#[test]
+fn recursive_packs_paragraphs_then_sentences() {
+    let doc = "First paragraph is short.\n\nSecond paragraph is short too.\n\nThird one has two sentences. It is longer than the cap allows in one piece.";
+    let chunks = chunk(doc, json!({"strategy": "recursive", "max_size": 60, "min_size": 0, "overlap": 0}));
+    assert_eq!(
+        texts(doc, &chunks),
+        ["First paragraph is short.\n\nSecond paragraph is short too.", "Third one has two sentences.", "It is longer than the cap allows in one piece."]
+    );
+    assert_eq!(chunks.iter().map(|c| c.split_reason).collect::<Vec<_>>(), ["paragraph", "sentence", "sentence"]);
+}
+
+#[test]
+fn documents_above_the_limit_are_refused() {
+    let cfg = ChunkConfig::parse(&json!({"max_document_size": 10})).unwrap();
+    let err = chunk_document("eleven char", &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap_err();
+    assert_eq!(err, ChunkError::DocumentTooLarge { size: 11, limit: 10 });
+}
+
+#[test]
+fn explain_reports_every_sentence_and_agrees_with_chunking() {
+    let doc = three_topics();
+    let cfg = ChunkConfig::parse(&json!({"inline_threshold": 0, "min_size": 100, "threshold": {"type": "percentile", "value": 85}})).unwrap();
+    let explanation = explain_semantic(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    let chunks = chunk_document(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    assert_eq!(explanation.sentences.len(), 18);
+    let cut_at: Vec<usize> = explanation.sentences.iter().filter(|s| s.is_cut).map(|s| s.span.start).collect();
+    assert_eq!(cut_at, chunks.iter().map(|c| c.start).collect::<Vec<_>>());
+    assert_eq!(explanation.sentences[0].distance, None);
+    assert_eq!(explanation.sentences[6].reason.as_deref(), Some("threshold"));
+    assert!(explanation.threshold.is_finite());
+}
+
+fn size_strategy() -> impl proptest::strategy::Strategy<Value = Value> {
+    (1usize..400, prop::sample::select(vec!["chars", "words", "tokens"])).prop_map(|(n, unit)| json!(format!("{n} {unit}")))
+}
+
+fn doc_strategy() -> impl proptest::strategy::Strategy<Value = String> {
+    let fragment = prop::sample::select(vec![
+        "The cat sat. ", "Rust borrows! ", "e.g. this ", "3.14 ", "中文句子。", "हिन्दी वाक्य। ", "\n\n", "- item\n", "# Head\n", "…", "\"Quoted.\" ", "😀 ", "x", " ", "loooooooooooooooongword ",
+    ]);
+    prop_oneof![prop::collection::vec(fragment, 0..120).prop_map(|v| v.concat()), "\\PC{0,300}"]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn invariants_hold_for_any_text_and_config(
+        doc in doc_strategy(),
+        strategy in prop::sample::select(vec!["semantic", "fixed", "recursive"]),
+        max in size_strategy(),
+        threshold in prop::sample::select(vec!["percentile", "similarity", "stddev", "interquartile", "gradient"]),
+        smoothing in 0usize..3,
+        overlap in prop::sample::select(vec![json!(0), json!("1 sentences"), json!(10)]),
+    ) {
+        let max_unit_is_chars = max.as_str().unwrap().ends_with("chars");
+        let mut cfg = json!({"strategy": strategy, "max_size": max, "threshold": threshold, "smoothing": smoothing, "inline_threshold": 0, "min_size": 0, "target_size": 1});
+        let overlap_ok = match (&overlap, strategy) {
+            (Value::String(_), "fixed" | "recursive") => false,
+            (Value::Number(n), _) => !max_unit_is_chars || n.as_u64().unwrap() < cfg["max_size"].as_str().unwrap().split(' ').next().unwrap().parse::<u64>().unwrap(),
+            _ => true,
+        };
+        if overlap_ok {
+            cfg["overlap"] = overlap;
+        } else {
+            cfg["overlap"] = json!(0);
+        }
+        let parsed = ChunkConfig::parse(&cfg).unwrap();
+        let first = chunk_document(&doc, &parsed, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+        check_invariants(&doc, &parsed, &first);
+        let again = chunk_document(&doc, &parsed, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+        prop_assert_eq!(first, again, "deterministic");
+    }
+}
+
+#[test]
+fn units_of_words_and_chars_measure_as_documented() {
+    assert_eq!(measure("a b  c", SizeUnit::Chars, &EstimatedTokens), 6);
+    assert_eq!(measure("a b  c", SizeUnit::Words, &EstimatedTokens), 3);
+}

@@ -1,0 +1,58 @@
+# Shared by install.sh and test.sh: logging, the PostgreSQL 15 paths, and the steps both need.
+
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+export PGHOST=${PGHOST:-/var/run/postgresql}
+export PGPORT=${PGPORT:-5432}
+export PATH="$HOME/.cargo/bin:$PATH"
+
+step() { printf '\n==> %s\n' "$*"; }
+say() { printf '    %s\n' "$*"; }
+
+pg_sharedir() { "$PG_CONFIG" --sharedir; }
+
+# Debian 12 ships no pgvector 0.8.0; Debian 13's source package has it. Adds a deb-src entry
+# for trixie that reuses the Debian mirror this machine is already configured with.
+add_trixie_sources() {
+    local list=/etc/apt/sources.list.d/pg_chunk-trixie-src.sources mirror
+    if [ ! -f "$list" ]; then
+        mirror=$(grep -hoE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | sed 's/^URIs: *//')
+        [ -n "$mirror" ] || mirror=$(grep -hoE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | head -n1 | awk '{print $2}')
+        [ -n "$mirror" ] || { echo "no Debian mirror found in /etc/apt/sources.list*" >&2; return 1; }
+        say "adding deb-src trixie main from $mirror"
+        printf 'Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$mirror" >"$list"
+    fi
+    apt-get update -qq
+}
+
+install_release() {
+    cargo pgrx install --release --pg-config "$PG_CONFIG"
+}
+
+# Starts the "15 main" cluster, creating it first if the machine has none.
+start_cluster() {
+    if ! pg_lsclusters -h 2>/dev/null | awk '$1 == "15" && $2 == "main"' | grep -q .; then
+        say "creating cluster 15 main"
+        pg_createcluster 15 main
+    fi
+    if pg_lsclusters -h | awk '$1 == "15" && $2 == "main" {print $4}' | grep -q online; then
+        say "15 main is running"
+    else
+        say "starting 15 main"
+        pg_ctlcluster 15 main start
+    fi
+}
+
+restart_cluster() {
+    pg_ctlcluster 15 main restart
+}
+
+# Lets the invoking OS user (root in CI) connect over the socket with peer authentication.
+ensure_superuser_role() {
+    local user
+    user=$(id -un)
+    if [ "$user" != postgres ] && ! runuser -u postgres -- psql -X -tAc "SELECT 1 FROM pg_roles WHERE rolname = '$user'" | grep -q 1; then
+        say "creating superuser role $user"
+        runuser -u postgres -- createuser --superuser "$user"
+    fi
+    psql -X -q -d postgres -c "SELECT 1" >/dev/null
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# README command 2: runs every test. Needs only what scripts/install.sh set up.
+#   1. the pure crate (plain cargo test, no PostgreSQL)
+#   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
+#   3. the client tests in tests/, over a real socket to the running 15 main cluster
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+step "pure crate: cargo test -p pg_chunk_core"
+cargo test -p pg_chunk_core
+
+step "in-database tests: cargo pgrx test pg15"
+# PostgreSQL refuses to run as root, so the test server runs as postgres in its own data dir.
+pgdata=${PG_CHUNK_TEST_PGDATA:-/var/tmp/pg_chunk-pgrx-test}
+mkdir -p "$pgdata"
+chown postgres:postgres "$pgdata"
+cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
+
+step "client tests against the running cluster"
+# cargo pgrx test installed its debug build into the same PostgreSQL: put the release build back.
+install_release
+start_cluster
+restart_cluster
+ensure_superuser_role
+cargo test -p pg_chunk_client_tests
