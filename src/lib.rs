@@ -12,7 +12,6 @@ mod errors;
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
 #[cfg(any(test, feature = "pg_test"))]
-#[pg_schema]
 mod pg_tests;
 
 /// Required by `cargo pgrx test`.

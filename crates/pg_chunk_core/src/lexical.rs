@@ -5,6 +5,7 @@
 use crate::curve::{normalize, Embeddings};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
+use crate::size::is_ideograph;
 
 /// Feature buckets. 256 keeps a 10 MB document's vectors (~80k units) near 80 MB while
 /// collisions stay rare within one unit's few dozen words.
@@ -39,41 +40,73 @@ pub fn lexical_embeddings(texts: &[&str]) -> Embeddings {
 }
 
 /// Calls `f` with the bucket of each feature of `text`: lowercased words of letters and
-/// digits, and each ideograph on its own (Chinese and Japanese have no spaces).
+/// digits other than English function words, with a plural `s` dropped, and each ideograph on
+/// its own (Chinese and Japanese have no spaces).
 fn for_each_feature(text: &str, mut f: impl FnMut(usize)) {
-    const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const FNV_PRIME: u64 = 0x0100_0000_01b3;
-    let mut hash = FNV_OFFSET;
-    let mut in_word = false;
-    let feed = |hash: &mut u64, c: char| {
-        for lower in c.to_lowercase() {
-            *hash = (*hash ^ u64::from(lower)).wrapping_mul(FNV_PRIME);
-        }
-    };
-    for c in text.chars() {
-        let ideograph = matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF);
+    let mut word_start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let ideograph = is_ideograph(c);
         // Marks (Devanagari vowel signs, combining accents) belong to the word they follow.
-        let word_char = !ideograph && (c.is_alphanumeric() || (in_word && is_mark(c)));
-        if word_char {
-            feed(&mut hash, c);
-            in_word = true;
+        if !ideograph && (c.is_alphanumeric() || (word_start.is_some() && is_mark(c))) {
+            word_start.get_or_insert(i);
             continue;
         }
-        if in_word {
-            f((hash % LEXICAL_DIM as u64) as usize);
-            hash = FNV_OFFSET;
-            in_word = false;
+        if let Some(start) = word_start.take() {
+            word_feature(&text[start..i], &mut f);
         }
         if ideograph {
-            let mut h = FNV_OFFSET;
-            feed(&mut h, c);
-            f((h % LEXICAL_DIM as u64) as usize);
+            f(bucket(&text[i..i + c.len_utf8()]));
         }
     }
-    if in_word {
-        f((hash % LEXICAL_DIM as u64) as usize);
+    if let Some(start) = word_start {
+        word_feature(&text[start..], &mut f);
     }
 }
+
+fn word_feature(word: &str, f: &mut impl FnMut(usize)) {
+    let mut lower = [0u8; 8];
+    if word.len() <= lower.len() && word.is_ascii() {
+        lower[..word.len()].copy_from_slice(word.as_bytes());
+        lower.make_ascii_lowercase();
+        if STOPWORDS.binary_search(&&lower[..word.len()]).is_ok() {
+            return;
+        }
+    }
+    f(bucket(plural_stem(word)));
+}
+
+/// "bees" → "bee", "volcanoes" → "volcano"; "glass" and "bus" keep their s.
+fn plural_stem(word: &str) -> &str {
+    let Some(stem) = word.strip_suffix(['s', 'S']) else { return word };
+    if stem.len() < 3 || stem.ends_with(['s', 'S']) {
+        return word;
+    }
+    match stem.strip_suffix(['e', 'E']) {
+        Some(o_stem) if o_stem.ends_with(['o', 'O']) => o_stem,
+        _ => stem,
+    }
+}
+
+/// FNV-1a over the lowercased characters, folded into [`LEXICAL_DIM`] buckets.
+fn bucket(word: &str) -> usize {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for lower in word.chars().flat_map(char::to_lowercase) {
+        hash = (hash ^ u64::from(lower)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash % LEXICAL_DIM as u64) as usize
+}
+
+/// English function words (sorted, for binary search): they say nothing about the topic, and
+/// in one sentence's handful of words they would dominate the similarity.
+const STOPWORDS: &[&[u8]] = &[
+    b"a", b"about", b"after", b"all", b"also", b"an", b"and", b"any", b"are", b"as", b"at", b"be", b"because", b"been", b"before", b"being",
+    b"between", b"both", b"but", b"by", b"can", b"could", b"did", b"do", b"does", b"each", b"for", b"from", b"had", b"has", b"have", b"he",
+    b"her", b"here", b"him", b"his", b"how", b"i", b"if", b"in", b"into", b"is", b"it", b"its", b"just", b"may", b"more", b"most", b"much",
+    b"must", b"no", b"not", b"of", b"on", b"one", b"only", b"or", b"other", b"our", b"out", b"over", b"she", b"should", b"so", b"some",
+    b"such", b"than", b"that", b"the", b"their", b"them", b"then", b"there", b"these", b"they", b"this", b"those", b"through", b"to", b"too",
+    b"under", b"up", b"very", b"was", b"we", b"were", b"what", b"when", b"where", b"which", b"while", b"who", b"why", b"will", b"with",
+    b"would", b"you", b"your",
+];
 
 /// Combining marks of the Devanagari and general combining blocks.
 fn is_mark(c: char) -> bool {
@@ -102,6 +135,15 @@ mod tests {
         }
         assert!(e.row(1).iter().all(|x| *x == 0.0), "punctuation carries no features");
         assert_eq!(e, lexical_embeddings(&texts));
+    }
+
+    #[test]
+    fn stopwords_are_sorted_and_ignored_and_plurals_fold() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]), "binary search needs a sorted list");
+        let e = lexical_embeddings(&["The bees and the volcanoes", "bee volcano"]);
+        assert!(cosine_distance(e.row(0), e.row(1)) < 1e-6);
+        let none = lexical_embeddings(&["the and of"]);
+        assert!(none.row(0).iter().all(|x| *x == 0.0));
     }
 
     #[test]

@@ -71,7 +71,8 @@ impl TokenCounter for EstimatedTokens {
     }
 }
 
-fn is_ideograph(c: char) -> bool {
+/// CJK ideographs, kana and Hangul syllables: scripts where one character is a unit of meaning.
+pub(crate) fn is_ideograph(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
@@ -182,17 +183,37 @@ pub fn fitting_prefix(text: &str, cap: Size, tokens: &dyn TokenCounter) -> usize
 }
 
 /// Bytes of the longest prefix of one over-long `word` that fits, given `chars_before` of
-/// leading whitespace already spent; at least one character.
+/// leading whitespace already spent; at least one character. The work is proportional to the
+/// prefix found, not to the word, so cutting a 5 MB word into pieces stays linear.
 fn fitting_word_prefix(word: &str, cap: Size, chars_before: usize, tokens: &dyn TokenCounter) -> usize {
-    let boundaries: Vec<usize> = word.char_indices().map(|(i, _)| i).skip(1).chain([word.len()]).collect();
-    let fits = |end: usize| match cap.unit {
-        SizeUnit::Chars => chars_before + word[..end].chars().count() <= cap.value,
-        SizeUnit::Words => true,
-        SizeUnit::Tokens => tokens.count_tokens(&word[..end]) <= cap.value,
+    // Byte end of the first `n` characters.
+    let end_of = |n: usize| word.char_indices().nth(n).map_or(word.len(), |(i, _)| i);
+    let fitting_chars = match cap.unit {
+        SizeUnit::Chars => cap.value.saturating_sub(chars_before),
+        SizeUnit::Words => return word.len(), // one word always fits a cap of at least one word
+        SizeUnit::Tokens => {
+            // Token counts grow with the prefix: double until a prefix does not fit, then bisect.
+            let fits = |n: usize| tokens.count_tokens(&word[..end_of(n)]) <= cap.value;
+            let (mut low, mut high) = (0usize, 1usize);
+            while fits(high) && end_of(high) < word.len() {
+                low = high;
+                high *= 2;
+            }
+            if fits(high) {
+                low = high;
+            }
+            while high - low > 1 {
+                let mid = low + (high - low) / 2;
+                if fits(mid) {
+                    low = mid;
+                } else {
+                    high = mid;
+                }
+            }
+            low
+        }
     };
-    // Sizes grow with the prefix, so the boundaries that fit form a prefix of `boundaries`.
-    let fitting = boundaries.partition_point(|&end| fits(end));
-    boundaries[fitting.saturating_sub(1)]
+    end_of(fitting_chars.max(1))
 }
 
 fn first_char_len(text: &str) -> usize {
