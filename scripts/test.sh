@@ -7,15 +7,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
+# Every runner's output also goes to a log, so that the totals can be printed at the end.
+log=$(mktemp /tmp/pg_chunk-test.XXXXXX)
+trap 'rm -f "$log"' EXIT
+tested() { "$@" 2>&1 | tee -a "$log"; }
+
 step "pure crate: cargo test -p pg_chunk_core"
-cargo test -p pg_chunk_core
+tested cargo test -p pg_chunk_core
 
 step "in-database tests: cargo pgrx test pg15"
 # PostgreSQL refuses to run as root, so the test server runs as postgres in its own data dir.
 pgdata=${PG_CHUNK_TEST_PGDATA:-/var/tmp/pg_chunk-pgrx-test}
 mkdir -p "$pgdata"
 chown postgres:postgres "$pgdata"
-cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
+tested cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
 
 step "client tests against the running cluster"
 # cargo pgrx test installed its debug build into the same PostgreSQL: put the release build back.
@@ -23,4 +28,8 @@ install_release
 start_cluster
 restart_cluster
 ensure_superuser_role
-cargo test -p pg_chunk_client_tests
+tested cargo test -p pg_chunk_client_tests
+
+step "totals"
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "%d passed, %d failed\n", p, f }' "$log"
