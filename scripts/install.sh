@@ -43,6 +43,9 @@ else
     say "installed into $(pg_sharedir)/extension"
 fi
 
+# Step "models and ONNX Runtime" (prints its own header, so it also runs alone).
+bash scripts/models.sh
+
 step "cargo-pgrx $PGRX_VERSION"
 if cargo pgrx --version 2>/dev/null | grep -q "$PGRX_VERSION"; then
     say "already installed"

@@ -9,6 +9,12 @@ step() { printf '\n==> %s\n' "$*"; }
 say() { printf '    %s\n' "$*"; }
 
 pg_sharedir() { "$PG_CONFIG" --sharedir; }
+pg_pkglibdir() { "$PG_CONFIG" --pkglibdir; }
+# Where scripts/models.sh installs the embedding models, one folder per model name.
+pg_chunk_models_dir() { printf '%s/pg_chunk/models' "$(pg_sharedir)"; }
+
+# The sha256 of a file as 64 hex digits, or nothing when the file is missing.
+file_sha256() { if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; fi; }
 
 # Debian 12 ships no pgvector 0.8.0; Debian 13's source package has it. Adds a deb-src entry
 # for trixie that reuses the Debian mirror this machine is already configured with.

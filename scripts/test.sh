@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 2: runs every test. Needs only what scripts/install.sh set up.
-#   1. the pure crate (plain cargo test, no PostgreSQL)
+#   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster
 set -euo pipefail
@@ -12,8 +12,10 @@ log=$(mktemp /tmp/pg_chunk-test.XXXXXX)
 trap 'rm -f "$log"' EXIT
 tested() { "$@" 2>&1 | tee -a "$log"; }
 
-step "pure crate: cargo test -p pg_chunk_core"
+step "pure crates: cargo test -p pg_chunk_core -p pg_chunk_embed"
 tested cargo test -p pg_chunk_core
+tested env PG_CHUNK_MODEL_DIR="$(pg_chunk_models_dir)" PG_CHUNK_ONNXRUNTIME="$(pg_pkglibdir)/libonnxruntime.so.1.31.1" \
+    cargo test -p pg_chunk_embed
 
 step "in-database tests: cargo pgrx test pg15"
 # PostgreSQL refuses to run as root, so the test server runs as postgres in its own data dir.

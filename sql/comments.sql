@@ -11,3 +11,15 @@ COMMENT ON FUNCTION knowledge.split_sentences(text) IS
 
 COMMENT ON FUNCTION knowledge.chunk_explain(text, jsonb) IS
 'One row per sentence: distance from the previous sentence, smoothed distance, threshold, whether a chunk starts there and why.';
+
+COMMENT ON FUNCTION knowledge.embed(text, text, text) IS
+'The embedding of a text as a vector, with a model from knowledge.models (NULL: pg_chunk.default_model) or lexical; role query or passage picks the model''s prefix.';
+
+COMMENT ON FUNCTION knowledge.embed_batch(text[], text, text) IS
+'Embeddings of many texts in batches; ordinality is the 1-based position in the array.';
+
+COMMENT ON FUNCTION knowledge.token_count(text, text) IS
+'Tokens in a text as the model''s tokenizer counts them, without special tokens.';
+
+COMMENT ON FUNCTION knowledge.embedding_stats() IS
+'Per model, in this backend: loads and load time, sentences embedded, cache hits, time spent embedding.';

@@ -4,14 +4,19 @@
 //! names, and a model can be re-registered; PARALLEL SAFE because each call only reads its
 //! arguments. STRICT: a NULL document or cfg gives no rows.
 
-use crate::errors::report;
+use crate::chunking::{notice_truncation, with_chunking_model};
+use crate::embedding::embed_texts;
+use crate::errors::Error;
+use crate::gucs;
+use crate::models::{self, with_model, LEXICAL};
+use crate::vector::Vector;
 use pg_chunk_core::config::Strategy;
-use pg_chunk_core::embed::Embedder;
-use pg_chunk_core::lexical::LexicalEmbedder;
+use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::offsets::CharCursor;
 use pg_chunk_core::sentences::split_sentences as split_units;
-use pg_chunk_core::size::EstimatedTokens;
+use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
 use pg_chunk_core::{chunk_document, explain_semantic, ChunkConfig, ChunkError};
+use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -36,8 +41,8 @@ fn chunk(
     >,
     ErrorReport,
 > {
-    let cfg = ChunkConfig::parse(&cfg.0).map_err(|e| report(e, "chunk"))?;
-    chunk_rows(doc, &cfg).map(TableIterator::new).map_err(|e| report(e, "chunk"))
+    let rows = ChunkConfig::parse(&cfg.0).map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
+    rows.map(TableIterator::new).map_err(|e| e.report("chunk"))
 }
 
 /// Chunks `doc` where its meaning changes; `cfg.strategy`, if given, must be "semantic".
@@ -59,8 +64,8 @@ fn semantic_chunk(
     >,
     ErrorReport,
 > {
-    let cfg = semantic_config(&cfg.0).map_err(|e| report(e, "semantic_chunk"))?;
-    chunk_rows(doc, &cfg).map(TableIterator::new).map_err(|e| report(e, "semantic_chunk"))
+    let rows = semantic_config(&cfg.0).map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
+    rows.map(TableIterator::new).map_err(|e| e.report("semantic_chunk"))
 }
 
 /// The sentences (and headings and list items) of `doc`, the units semantic chunking cuts between.
@@ -101,9 +106,8 @@ fn chunk_explain(
     >,
     ErrorReport,
 > {
-    let cfg = semantic_config(&cfg.0).map_err(|e| report(e, "chunk_explain"))?;
-    let mut embedder = embedder_for(&cfg).map_err(|e| report(e, "chunk_explain"))?;
-    let explanation = explain_semantic(doc, &cfg, embedder.as_mut(), &EstimatedTokens).map_err(|e| report(e, "chunk_explain"))?;
+    let cfg = semantic_config(&cfg.0).map_err(|e| Error::from(e).report("chunk_explain"))?;
+    let explanation = with_chunking_model(&cfg, |cfg, embedder, tokens| explain_semantic(doc, cfg, embedder, tokens)).map_err(|e| e.report("chunk_explain"))?;
     let threshold = Some(explanation.threshold).filter(|t| t.is_finite());
     let mut cursor = CharCursor::new(doc);
     let rows: Vec<_> = explanation
@@ -120,9 +124,8 @@ fn chunk_explain(
 
 type ChunkRow = (i32, String, i32, i32, i32, JsonB);
 
-fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, ChunkError> {
-    let mut embedder = embedder_for(cfg)?;
-    let chunks = chunk_document(doc, cfg, embedder.as_mut(), &EstimatedTokens)?;
+fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> {
+    let chunks = with_chunking_model(cfg, |cfg, embedder, tokens| chunk_document(doc, cfg, embedder, tokens))?;
     let mut cursor = CharCursor::new(doc);
     let mut rows = Vec::with_capacity(chunks.len());
     for (i, c) in chunks.iter().enumerate() {
@@ -148,16 +151,80 @@ fn semantic_config(cfg: &Value) -> Result<ChunkConfig, ChunkError> {
     Ok(parsed)
 }
 
-/// The embedder `cfg.model` names. Until the ONNX models arrive, "lexical" is the only one.
-fn embedder_for(cfg: &ChunkConfig) -> Result<Box<dyn Embedder>, ChunkError> {
-    match cfg.model.as_deref() {
-        None | Some("lexical") => Ok(Box::new(LexicalEmbedder)),
-        Some(other) => Err(ChunkError::UnknownModel(other.to_string())),
-    }
-}
-
 /// SQL `int` for a count or offset. Documents are at most 1 GB (PostgreSQL's limit on a
 /// value), so every offset fits; saturating keeps this total anyway.
 fn sql_int(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// The embedding of `input` with `model` (default: pg_chunk.default_model) as pgvector's
+/// `vector`. `role` picks the model's query or passage prefix (e5's "query: " / "passage: ").
+#[pg_extern(stable, parallel_safe)]
+fn embed(input: Option<&str>, model: default!(Option<&str>, "NULL"), role: default!(&str, "'passage'")) -> Result<Option<Vector>, ErrorReport> {
+    let Some(input) = input else { return Ok(None) };
+    let mut rows = embed_inputs(&[Some(input)], model, role).map_err(|e| e.report("embed"))?;
+    Ok(rows.pop().flatten())
+}
+
+/// Embeddings of many inputs at once, batched; `ordinality` is the 1-based position in
+/// `inputs` (a NULL input gets a NULL embedding).
+#[pg_extern(stable, parallel_safe)]
+fn embed_batch(
+    inputs: Option<Vec<Option<String>>>,
+    model: default!(Option<&str>, "NULL"),
+    role: default!(&str, "'passage'"),
+) -> Result<TableIterator<'static, (name!(ordinality, i32), name!(embedding, Option<Vector>))>, ErrorReport> {
+    let inputs = inputs.unwrap_or_default();
+    let texts: Vec<Option<&str>> = inputs.iter().map(Option::as_deref).collect();
+    let vectors = embed_inputs(&texts, model, role).map_err(|e| e.report("embed_batch"))?;
+    Ok(TableIterator::new(vectors.into_iter().enumerate().map(|(i, v)| (sql_int(i + 1), v))))
+}
+
+/// Tokens in `input` as `model`'s tokenizer counts them (no special tokens); an estimate for
+/// `lexical`.
+#[pg_extern(stable, parallel_safe)]
+fn token_count(input: Option<&str>, model: default!(Option<&str>, "NULL")) -> Result<Option<i32>, ErrorReport> {
+    let Some(input) = input else { return Ok(None) };
+    let name = model.map_or_else(gucs::default_model, str::to_string);
+    if name == LEXICAL {
+        return Ok(Some(sql_int(EstimatedTokens.count_tokens(input))));
+    }
+    with_model(&name, |m| sql_int(m.count_tokens(input))).map(Some).map_err(|e| e.report("token_count"))
+}
+
+/// What this backend has done with each model: loads and their time, sentences embedded,
+/// cache hits and time spent embedding.
+#[pg_extern(volatile, parallel_safe)]
+fn embedding_stats() -> TableIterator<
+    'static,
+    (
+        name!(model, String),
+        name!(loads, i64),
+        name!(load_ms, f64),
+        name!(sentences_embedded, i64),
+        name!(cache_hits, i64),
+        name!(embed_ms, f64),
+    ),
+> {
+    TableIterator::new(models::stats().into_iter().map(|(name, s)| (name, s.loads, s.load_ms, s.sentences_embedded, s.cache_hits, s.embed_ms)))
+}
+
+/// Embeds the non-NULL inputs in one batched call; NULL inputs get NULL.
+fn embed_inputs(inputs: &[Option<&str>], model: Option<&str>, role: &str) -> Result<Vec<Option<Vector>>, Error> {
+    let role = match role {
+        "passage" => Role::Passage,
+        "query" => Role::Query,
+        other => return Err(ChunkError::config("role", format!("\"{other}\""), "must be \"query\" or \"passage\"").into()),
+    };
+    let name = model.map_or_else(gucs::default_model, str::to_string);
+    let texts: Vec<&str> = inputs.iter().flatten().copied().collect();
+    let vectors = if name == LEXICAL {
+        lexical_embeddings(&texts)
+    } else {
+        let embedded = with_model(&name, |m| embed_texts(&name, m, &texts, role))?.map_err(|e| Error::Embed { source: e, model: name.clone(), setting: "knowledge.models" })?;
+        notice_truncation(&name, embedded.truncated);
+        embedded.vectors
+    };
+    let mut rows = vectors.data.chunks_exact(vectors.dim.max(1)).map(|v| Some(Vector(v.to_vec())));
+    Ok(inputs.iter().map(|input| input.and_then(|_| rows.next().flatten())).collect())
 }

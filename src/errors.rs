@@ -1,20 +1,56 @@
-//! The one place where chunking errors become PostgreSQL errors with a deliberate SQLSTATE.
+//! The one place where errors become PostgreSQL errors with a deliberate SQLSTATE.
 
 use pg_chunk_core::ChunkError;
+use pg_chunk_embed::{EmbedError, ModelSpec};
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::PgSqlErrorCode;
 
-/// The SQLSTATE that each kind of error is reported with.
-pub fn sqlstate(err: &ChunkError) -> PgSqlErrorCode {
-    match err {
-        ChunkError::InvalidConfig { .. } => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, // 22023
-        ChunkError::DocumentTooLarge { .. } => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, // 54000
-        ChunkError::UnknownModel(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,             // 42704
-        ChunkError::Embedding(_) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION,      // 38000
-    }
+/// Everything a pg_chunk function can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Chunk(#[from] ChunkError),
+    /// A model that cannot be loaded or run, with the setting a user would check.
+    #[error("{source} (model \"{model}\"; see {setting})")]
+    Embed { source: EmbedError, model: String, setting: &'static str },
+    #[error("unknown embedding model \"{0}\"; see knowledge.models")]
+    UnknownModel(String),
+    /// `knowledge.models` holds something unusable.
+    #[error("{0}")]
+    Registry(String),
 }
 
-/// Converts a chunking error into the report that pgrx raises when a function returns `Err`.
-pub fn report(err: ChunkError, function: &'static str) -> ErrorReport {
-    ErrorReport::new(sqlstate(&err), err.to_string(), function)
+impl Error {
+    /// An embedder error for `spec`, naming the setting that decides the file involved.
+    pub fn embed(source: EmbedError, spec: &ModelSpec) -> Error {
+        let setting = match &source {
+            EmbedError::MissingFile { what, .. } if what.contains("Runtime") || what.contains("runtime") => "pg_chunk.onnxruntime_library",
+            EmbedError::IncompatibleRuntime { .. } => "pg_chunk.onnxruntime_library",
+            EmbedError::MissingFile { .. } => "pg_chunk.model_dir and knowledge.models",
+            _ => "knowledge.models",
+        };
+        Error::Embed { source, model: spec.name.clone(), setting }
+    }
+
+    /// The SQLSTATE each kind of error is reported with.
+    pub fn sqlstate(&self) -> PgSqlErrorCode {
+        match self {
+            Error::Chunk(ChunkError::InvalidConfig { .. }) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, // 22023
+            Error::Chunk(ChunkError::DocumentTooLarge { .. }) => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, // 54000
+            Error::Chunk(ChunkError::UnknownModel(_)) | Error::UnknownModel(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT, // 42704
+            Error::Chunk(ChunkError::Embedding(_)) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, // 38000
+            Error::Embed { source, .. } => match source {
+                EmbedError::MissingFile { .. } => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, // 58P01
+                EmbedError::IncompatibleRuntime { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR, // 58000
+                EmbedError::InvalidModel(_) | EmbedError::DimensionMismatch { .. } => PgSqlErrorCode::ERRCODE_INVALID_OBJECT_DEFINITION, // 42P17
+                EmbedError::Runtime(_) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, // 38000
+            },
+            Error::Registry(_) => PgSqlErrorCode::ERRCODE_INVALID_OBJECT_DEFINITION, // 42P17
+        }
+    }
+
+    /// The report pgrx raises when a function returns `Err`.
+    pub fn report(self, function: &'static str) -> ErrorReport {
+        ErrorReport::new(self.sqlstate(), self.to_string(), function)
+    }
 }

@@ -4,13 +4,28 @@
 use pgrx::prelude::*;
 
 mod api;
+mod chunking;
+mod embedding;
 mod errors;
+mod gucs;
+mod models;
+mod vector;
 
 ::pgrx::pg_module_magic!(name, version);
 
+// The model registry comes first: functions read it at run time.
+extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
+/// Registers the settings only; models load on first use in each backend, never here.
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    gucs::init();
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+mod pg_model_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;
 

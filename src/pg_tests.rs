@@ -26,7 +26,7 @@ mod tests {
     Bakers knead bread dough with flour. Bread dough needs flour and yeast. Flour and yeast make bread dough rise. \
     Bakers bake the bread dough at dawn. Rye flour makes dark bread dough. Fresh bread comes from flour dough.";
 
-    const TOPICS_CFG: &str = r#"{"inline_threshold": 0, "min_size": 100, "smoothing": 0, "threshold": {"type": "percentile", "value": 85}}"#;
+    const TOPICS_CFG: &str = r#"{"model": "lexical", "inline_threshold": 0, "min_size": 100, "smoothing": 0, "threshold": {"type": "percentile", "value": 85}}"#;
 
     #[pg_test]
     fn chunk_finds_the_three_topics_with_exact_offsets() {
@@ -60,7 +60,7 @@ mod tests {
 
     #[pg_test]
     fn each_strategy_reports_metadata_and_token_counts() {
-        for (cfg, reason) in [(r#"{"strategy": "fixed", "max_size": 100}"#, "window"), (r#"{"strategy": "recursive", "max_size": 200, "min_size": 10}"#, "sentence")] {
+        for (cfg, reason) in [(r#"{"model": "lexical", "strategy": "fixed", "max_size": 100}"#, "window"), (r#"{"model": "lexical", "strategy": "recursive", "max_size": 200, "min_size": 10}"#, "sentence")] {
             let query = format!("SELECT metadata->>'split_reason' FROM knowledge.chunk('{TOPICS}', '{cfg}') WHERE chunk_index = 0");
             assert_eq!(Spi::get_one::<String>(&query).unwrap().as_deref(), Some(reason));
             let tokens = format!("SELECT bool_and(token_count > 0 AND char_length <= 200) FROM knowledge.chunk('{TOPICS}', '{cfg}')");
@@ -144,6 +144,9 @@ mod tests {
 
     #[pg_test]
     fn unknown_models_raise_42704() {
+        for query in ["SELECT knowledge.embed('x', 'no-such-model')", "SELECT knowledge.token_count('x', 'no-such-model')"] {
+            assert_eq!(sqlstate_of(query), "42704", "{query}");
+        }
         let query = format!("SELECT * FROM knowledge.chunk('{TOPICS}', '{{\"model\": \"no-such-model\", \"inline_threshold\": 0}}')");
         assert_eq!(sqlstate_of(&query), "42704");
         let lexical = format!("SELECT * FROM knowledge.chunk('{TOPICS}', '{{\"model\": \"lexical\"}}')");
@@ -162,7 +165,13 @@ mod tests {
             "repeat(E'e\\u0301', 2000)",
         ];
         for doc in docs {
-            for cfg in ["{}", r#"{"inline_threshold": 0, "max_size": 50}"#, r#"{"strategy": "fixed", "max_size": "5 tokens"}"#, r#"{"strategy": "recursive", "max_size": "3 words"}"#] {
+            let configs = [
+            r#"{"model": "lexical"}"#,
+            r#"{"model": "lexical", "inline_threshold": 0, "max_size": 50}"#,
+            r#"{"model": "lexical", "strategy": "fixed", "max_size": "5 tokens"}"#,
+            r#"{"model": "lexical", "strategy": "recursive", "max_size": "3 words"}"#,
+        ];
+        for cfg in configs {
                 let query = format!("SELECT * FROM knowledge.chunk({doc}, '{cfg}')");
                 assert_eq!(sqlstate_of(&query), "00000", "{doc} {cfg}");
             }

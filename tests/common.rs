@@ -3,8 +3,8 @@
 //! The cluster is the one scripts/install.sh started; PGHOST, PGPORT and PGUSER override
 //! the defaults (the Debian socket directory, 5432, and the invoking OS user).
 
-use postgres::{Client, NoTls};
-use std::sync::Once;
+use postgres::{Client, Config, NoTls};
+use std::sync::{Arc, Mutex, Once};
 
 pub const TEST_DATABASE: &str = "pg_chunk_client_test";
 
@@ -12,16 +12,24 @@ fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
 
-fn connect_to(database: &str) -> Client {
+fn params(database: &str) -> String {
     let user = std::env::var("PGUSER").or_else(|_| std::env::var("USER")).unwrap_or_else(|_| "root".to_string());
-    let params = format!(
-        "host={} port={} user={} dbname={}",
-        env_or("PGHOST", "/var/run/postgresql"),
-        env_or("PGPORT", "5432"),
-        user,
-        database
-    );
+    format!("host={} port={} user={} dbname={}", env_or("PGHOST", "/var/run/postgresql"), env_or("PGPORT", "5432"), user, database)
+}
+
+fn connect_to(database: &str) -> Client {
+    let params = params(database);
     Client::connect(&params, NoTls).unwrap_or_else(|e| panic!("cannot connect with {params}: {e}"))
+}
+
+/// A connection to the test database that collects the NOTICEs and WARNINGs the server sends.
+pub fn connect_collecting_notices() -> (Client, Arc<Mutex<Vec<String>>>) {
+    connect(); // the database exists from here on
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&notices);
+    let mut config: Config = params(TEST_DATABASE).parse().unwrap();
+    config.notice_callback(move |notice| sink.lock().unwrap().push(format!("{}: {}", notice.severity(), notice.message())));
+    (config.connect(NoTls).unwrap(), notices)
 }
 
 /// A connection to a database made afresh once per test run, with pg_chunk created in it.

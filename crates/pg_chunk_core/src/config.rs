@@ -27,6 +27,17 @@ pub enum Overlap {
     Chars(usize),
 }
 
+/// What to do when the embedding model cannot be loaded (seed design 000).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// Raise the error.
+    Error,
+    /// Chunk with the model-free lexical embedder instead, with a warning.
+    Lexical,
+    /// Chunk with the fixed strategy (350 characters, overlap 50) instead, with a warning.
+    Fixed,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkConfig {
     pub strategy: Strategy,
@@ -40,6 +51,7 @@ pub struct ChunkConfig {
     pub overlap: Overlap,
     /// Embedding model for the semantic strategy; `None` = the default model.
     pub model: Option<String>,
+    pub fallback: Fallback,
     /// Documents shorter than this many characters (and within `max_size`) are one chunk.
     pub inline_threshold: usize,
     /// Largest document accepted, in bytes.
@@ -61,6 +73,7 @@ const KEYS: &[&str] = &[
     "max_size",
     "overlap",
     "model",
+    "fallback",
     "inline_threshold",
     "max_document_size",
     "language",
@@ -98,6 +111,15 @@ impl ChunkConfig {
         let explicit_max = get("max_size").map(|v| parse_size("max_size", v, 1)).transpose()?;
         let overlap = get("overlap").map(parse_overlap).transpose()?;
         let model = get("model").map(|v| non_empty_string("model", v)).transpose()?;
+        let fallback = match get("fallback") {
+            None => Fallback::Error,
+            Some(v) => match v.as_str() {
+                Some("error") => Fallback::Error,
+                Some("lexical") => Fallback::Lexical,
+                Some("fixed") => Fallback::Fixed,
+                _ => return Err(ChunkError::config("fallback", v, "must be one of \"error\", \"lexical\", \"fixed\"")),
+            },
+        };
         let inline_threshold = get("inline_threshold")
             .map(|v| integer("inline_threshold", v, 0, MAX_SIZE_VALUE))
             .transpose()?
@@ -145,6 +167,7 @@ impl ChunkConfig {
             max_size,
             overlap,
             model,
+            fallback,
             inline_threshold,
             max_document_size,
             language,

@@ -69,6 +69,13 @@ fn overlap_takes_sentences_or_chars() {
 }
 
 #[test]
+fn fallback_defaults_to_error() {
+    assert_eq!(parse(json!({})).unwrap().fallback, Fallback::Error);
+    assert_eq!(parse(json!({"fallback": "lexical"})).unwrap().fallback, Fallback::Lexical);
+    assert_eq!(parse(json!({"fallback": "fixed"})).unwrap().fallback, Fallback::Fixed);
+}
+
+#[test]
 fn null_means_unset() {
     assert_eq!(parse(json!({"max_size": null, "model": null})).unwrap(), ChunkConfig::default());
 }
@@ -110,6 +117,8 @@ fn each_bad_input_names_its_key() {
         (json!({"max_document_size": 0}), "max_document_size"),
         (json!({"max_document_size": 2_000_000_000u64}), "max_document_size"),
         (json!({"language": ["en"]}), "language"),
+        (json!({"fallback": "retry"}), "fallback"),
+        (json!({"fallback": true}), "fallback"),
     ];
     for (v, key) in cases {
         assert_eq!(blamed_key(v.clone()), key, "{v}");

@@ -1,0 +1,103 @@
+//! Token vectors → one sentence vector, computed as sentence-transformers does, so a vector made
+//! here matches one made in Python with the same model.
+
+/// Mean of the token vectors whose attention mask is 1 — [CLS] and [SEP] included, padding
+/// excluded. `token_vectors` is one text's `tokens × dimension` block, `attention_mask` its mask.
+/// Mirrors sentence-transformers' `Pooling` mean mode: sum(x·mask) / clamp(sum(mask), 1e-9).
+pub(crate) fn mean_pool(
+    token_vectors: &[f32],
+    attention_mask: &[i64],
+    dimension: usize,
+) -> Vec<f32> {
+    let mut sum = vec![0.0f32; dimension];
+    let mut count = 0.0f32;
+    for (token, &mask) in token_vectors.chunks_exact(dimension).zip(attention_mask) {
+        if mask == 0 {
+            continue;
+        }
+        let weight = mask as f32;
+        for (total, &value) in sum.iter_mut().zip(token) {
+            *total += value * weight;
+        }
+        count += weight;
+    }
+    let count = count.max(1e-9);
+    for total in &mut sum {
+        *total /= count;
+    }
+    sum
+}
+
+/// The first token's vector ([CLS] for BERT-style tokenizers).
+pub(crate) fn cls_pool(token_vectors: &[f32], dimension: usize) -> Vec<f32> {
+    token_vectors[..dimension].to_vec()
+}
+
+/// Scales `vector` to unit length, as `torch.nn.functional.normalize(p=2, eps=1e-12)`: a zero
+/// vector stays zero instead of becoming NaN.
+pub(crate) fn l2_normalize(vector: &mut [f32]) {
+    let norm = vector
+        .iter()
+        .map(|&value| value * value)
+        .sum::<f32>()
+        .sqrt();
+    let divisor = norm.max(1e-12);
+    for value in vector {
+        *value /= divisor;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: &[f32], b: &[f32]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+    }
+
+    #[test]
+    fn mean_pool_averages_masked_tokens_only() {
+        // three tokens of dimension 2, the last one padding
+        let tokens = [1.0, 2.0, 3.0, 6.0, 100.0, 100.0];
+        assert!(close(&mean_pool(&tokens, &[1, 1, 0], 2), &[2.0, 4.0]));
+        assert!(close(
+            &mean_pool(&tokens, &[1, 1, 1], 2),
+            &[104.0 / 3.0, 36.0]
+        ));
+        assert!(close(&mean_pool(&tokens, &[1, 0, 0], 2), &[1.0, 2.0]));
+    }
+
+    #[test]
+    fn mean_pool_of_all_padding_is_zero_not_nan() {
+        let pooled = mean_pool(&[5.0, 5.0], &[0], 2);
+        assert_eq!(pooled, vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn cls_pool_takes_the_first_token() {
+        assert_eq!(cls_pool(&[1.0, 2.0, 3.0, 4.0], 2), vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn normalize_gives_unit_length_and_keeps_zero() {
+        for input in [
+            vec![3.0, 4.0],
+            vec![-1.0, 0.0, 0.0],
+            vec![1e-3, 1e-3, 1e-3, 1e-3],
+        ] {
+            let mut vector = input.clone();
+            l2_normalize(&mut vector);
+            let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-6, "{input:?} → {vector:?}");
+            // direction kept
+            let ratio = vector[0] / input[0];
+            assert!(vector
+                .iter()
+                .zip(&input)
+                .all(|(v, i)| (v - i * ratio).abs() < 1e-6));
+        }
+        let mut zero = vec![0.0f32; 3];
+        l2_normalize(&mut zero);
+        assert_eq!(zero, vec![0.0; 3]);
+    }
+}

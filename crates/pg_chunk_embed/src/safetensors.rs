@@ -1,0 +1,268 @@
+//! Reading a model2vec embedding table from a safetensors file. The format is small enough to
+//! parse here: 8 bytes little-endian header length, a JSON header mapping tensor names to
+//! `{dtype, shape, data_offsets}` (offsets relative to the end of the header), then raw data.
+
+use serde_json::Value;
+
+use crate::error::EmbedError;
+
+/// A `rows × dimension` table of f32, row-major: row `id` is token `id`'s vector.
+pub(crate) struct EmbeddingTable {
+    pub rows: usize,
+    pub dimension: usize,
+    pub values: Vec<f32>,
+}
+
+impl EmbeddingTable {
+    pub fn row(&self, id: usize) -> Option<&[f32]> {
+        self.values
+            .get(id * self.dimension..(id + 1) * self.dimension)
+    }
+}
+
+struct TensorEntry {
+    name: String,
+    dtype: String,
+    shape: Vec<usize>,
+    start: usize,
+    end: usize,
+}
+
+/// Finds the embedding table in `file` (named "embeddings", or else the only 2-D tensor).
+/// `source` names the file in errors. Files with further tensors — newer model2vec formats add
+/// per-token `weights` or a vocabulary `mapping` — are refused rather than half-read, because
+/// ignoring those tensors would give wrong vectors without any sign.
+pub(crate) fn read_embedding_table(
+    file: &[u8],
+    source: &str,
+) -> Result<EmbeddingTable, EmbedError> {
+    let invalid = |why: String| EmbedError::InvalidModel(format!("{source}: {why}"));
+    let length_bytes: [u8; 8] = file
+        .get(..8)
+        .and_then(|bytes| bytes.try_into().ok())
+        .ok_or_else(|| invalid("too short for a safetensors file".into()))?;
+    let header_length = usize::try_from(u64::from_le_bytes(length_bytes))
+        .ok()
+        .filter(|&length| length <= file.len() - 8)
+        .ok_or_else(|| invalid("header length runs past the end of the file".into()))?;
+    let data = &file[8 + header_length..];
+    let header: Value = serde_json::from_slice(&file[8..8 + header_length])
+        .map_err(|error| invalid(format!("header is not JSON: {error}")))?;
+    let header = header
+        .as_object()
+        .ok_or_else(|| invalid("header is not a JSON object".into()))?;
+
+    let tensors = header
+        .iter()
+        .filter(|(name, _)| name.as_str() != "__metadata__")
+        .map(|(name, entry)| {
+            parse_entry(name, entry)
+                .ok_or_else(|| invalid(format!("malformed entry for tensor {name}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let table = match tensors.iter().find(|tensor| tensor.name == "embeddings") {
+        Some(table) => table,
+        None => {
+            let mut two_dimensional = tensors.iter().filter(|tensor| tensor.shape.len() == 2);
+            match (two_dimensional.next(), two_dimensional.next()) {
+                (Some(table), None) => table,
+                (None, _) => return Err(invalid("no 2-D tensor (embedding table) found".into())),
+                (Some(_), Some(_)) => {
+                    return Err(invalid(
+                        "several 2-D tensors and none named \"embeddings\"".into(),
+                    ))
+                }
+            }
+        }
+    };
+    let others: Vec<&str> = tensors
+        .iter()
+        .filter(|tensor| tensor.name != table.name)
+        .map(|tensor| tensor.name.as_str())
+        .collect();
+    if !others.is_empty() {
+        return Err(invalid(format!(
+            "unsupported tensors {others:?} besides the embedding table {:?}",
+            table.name
+        )));
+    }
+    if table.dtype != "F32" {
+        return Err(invalid(format!(
+            "tensor {} has dtype {}; only F32 is supported",
+            table.name, table.dtype
+        )));
+    }
+    let [rows, dimension] = table.shape[..] else {
+        return Err(invalid(format!(
+            "tensor {} has shape {:?}; expected 2-D",
+            table.name, table.shape
+        )));
+    };
+    let expected_bytes = rows
+        .checked_mul(dimension)
+        .and_then(|count| count.checked_mul(4));
+    if table.end < table.start
+        || Some(table.end - table.start) != expected_bytes
+        || table.end > data.len()
+    {
+        return Err(invalid(format!(
+            "tensor {} data_offsets [{}, {}] do not fit shape {:?} and a data section of {} bytes",
+            table.name,
+            table.start,
+            table.end,
+            table.shape,
+            data.len()
+        )));
+    }
+    if dimension == 0 {
+        return Err(invalid(format!("tensor {} has dimension 0", table.name)));
+    }
+    let values = data[table.start..table.end]
+        .chunks_exact(4)
+        .map(|bytes| f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        .collect();
+    Ok(EmbeddingTable {
+        rows,
+        dimension,
+        values,
+    })
+}
+
+fn parse_entry(name: &str, entry: &Value) -> Option<TensorEntry> {
+    let dtype = entry.get("dtype")?.as_str()?.to_string();
+    let shape = entry
+        .get("shape")?
+        .as_array()?
+        .iter()
+        .map(|size| size.as_u64().and_then(|size| usize::try_from(size).ok()))
+        .collect::<Option<Vec<_>>>()?;
+    let offsets = entry.get("data_offsets")?.as_array()?;
+    let offset = |index: usize| {
+        offsets
+            .get(index)?
+            .as_u64()
+            .and_then(|o| usize::try_from(o).ok())
+    };
+    Some(TensorEntry {
+        name: name.to_string(),
+        dtype,
+        shape,
+        start: offset(0)?,
+        end: offset(1)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A safetensors file with the given header JSON and data bytes.
+    fn file(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(data);
+        bytes
+    }
+
+    fn f32_bytes(values: &[f32]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    fn error_of(bytes: &[u8]) -> String {
+        match read_embedding_table(bytes, "test.safetensors") {
+            Ok(_) => panic!("expected an error"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn reads_the_embeddings_tensor() {
+        let data = f32_bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, -6.5]);
+        let header = r#"{"__metadata__":{"format":"pt"},"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}"#;
+        let table = read_embedding_table(&file(header, &data), "t").unwrap();
+        assert_eq!((table.rows, table.dimension), (3, 2));
+        assert_eq!(table.row(2), Some(&[5.0, -6.5][..]));
+        assert_eq!(table.row(3), None);
+    }
+
+    #[test]
+    fn takes_the_only_2d_tensor_whatever_its_name() {
+        let data = f32_bytes(&[1.0, 2.0]);
+        let header = r#"{"table":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]}}"#;
+        let table = read_embedding_table(&file(header, &data), "t").unwrap();
+        assert_eq!(table.values, vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn refuses_bad_files_with_a_reason() {
+        let data = f32_bytes(&[1.0, 2.0, 3.0, 4.0]);
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (vec![1, 2, 3], "too short"),
+            (file("{}", &[])[..4].to_vec(), "too short"),
+            (
+                {
+                    let mut b = file("{}", &[]);
+                    b[0] = 200;
+                    b
+                },
+                "past the end",
+            ),
+            (file("not json", &[]), "not JSON"),
+            (file("{}", &[]), "no 2-D tensor"),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]}}"#,
+                    &data,
+                ),
+                "dtype F16",
+            ),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#,
+                    &data,
+                ),
+                "expected 2-D",
+            ),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}}"#,
+                    &data,
+                ),
+                "do not fit",
+            ),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}"#,
+                    &data,
+                ),
+                "do not fit",
+            ),
+            (
+                file(r#"{"embeddings":{"dtype":"F32","shape":[2,2]}}"#, &data),
+                "malformed",
+            ),
+            (
+                file(
+                    r#"{"a":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1,2],"data_offsets":[8,16]}}"#,
+                    &data,
+                ),
+                "several 2-D",
+            ),
+            (
+                file(
+                    r#"{"embeddings":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]},"weights":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}"#,
+                    &data,
+                ),
+                "unsupported tensors [\"weights\"]",
+            ),
+        ];
+        for (bytes, expected) in cases {
+            let message = error_of(&bytes);
+            assert!(
+                message.contains(expected) && message.contains("test.safetensors"),
+                "{expected}: {message}"
+            );
+        }
+    }
+}

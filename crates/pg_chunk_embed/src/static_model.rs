@@ -1,0 +1,153 @@
+//! A model2vec static model (e.g. potion-base-8M): a sentence vector is the average of its tokens'
+//! rows in an embedding table, computed as model2vec's `StaticModel.encode` does — tokens without
+//! special tokens, [UNK] dropped, at most `max_tokens` kept, mean, then L2 normalisation.
+//! No ONNX Runtime involved; fast enough (thousands of sentences a second on one core) to embed
+//! every sentence of a document for semantic chunking.
+
+use tokenizers::models::ModelWrapper;
+use tokenizers::Tokenizer;
+
+use crate::error::{require_file, EmbedError};
+use crate::pooling::l2_normalize;
+use crate::safetensors::{read_embedding_table, EmbeddingTable};
+use crate::tokenize::{count_tokens, load_plain_tokenizer, tokenizing_error, with_prefix};
+use crate::{EmbedOutput, ModelSpec, Role, SentenceModel};
+
+pub(crate) struct StaticModel {
+    spec: ModelSpec,
+    /// No truncation: model2vec drops [UNK] first and then keeps `max_tokens`, which we do by hand.
+    tokenizer: Tokenizer,
+    table: EmbeddingTable,
+    unknown_token_id: Option<u32>,
+}
+
+impl StaticModel {
+    pub(crate) fn load(spec: &ModelSpec) -> Result<Self, EmbedError> {
+        require_file(&spec.model_file, "model file")?;
+        let (tokenizer, _pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
+        let bytes = std::fs::read(&spec.model_file).map_err(|error| {
+            EmbedError::InvalidModel(format!(
+                "cannot read {}: {error}",
+                spec.model_file.display()
+            ))
+        })?;
+        let table = read_embedding_table(&bytes, &spec.model_file.display().to_string())?;
+        if table.dimension != spec.dimension {
+            return Err(EmbedError::DimensionMismatch {
+                expected: spec.dimension,
+                found: table.dimension,
+            });
+        }
+        let vocabulary = tokenizer.get_vocab_size(true);
+        if vocabulary > table.rows {
+            return Err(EmbedError::InvalidModel(format!(
+                "tokenizer {} has {vocabulary} tokens but the table in {} has only {} rows",
+                spec.tokenizer_file.display(),
+                spec.model_file.display(),
+                table.rows
+            )));
+        }
+        let unknown_token_id =
+            unknown_token(&tokenizer).and_then(|token| tokenizer.token_to_id(&token));
+        Ok(StaticModel {
+            spec: spec.clone(),
+            tokenizer,
+            table,
+            unknown_token_id,
+        })
+    }
+
+    /// One text's vector, written into `output`; returns whether the text was truncated.
+    fn embed_one(&self, text: &str, output: &mut [f32]) -> Result<bool, EmbedError> {
+        let encoding = self
+            .tokenizer
+            .encode_fast(text, false)
+            .map_err(tokenizing_error)?;
+        let mut kept = 0usize;
+        let mut truncated = false;
+        output.fill(0.0);
+        for &id in encoding.get_ids() {
+            if Some(id) == self.unknown_token_id {
+                continue;
+            }
+            if kept == self.spec.max_tokens {
+                truncated = true;
+                break;
+            }
+            let row = self.table.row(id as usize).ok_or_else(|| {
+                EmbedError::InvalidModel(format!("token id {id} is outside the embedding table"))
+            })?;
+            for (total, &value) in output.iter_mut().zip(row) {
+                *total += value;
+            }
+            kept += 1;
+        }
+        // A text with no known tokens stays a zero vector, as in model2vec.
+        if kept > 0 {
+            let count = kept as f32;
+            for total in output.iter_mut() {
+                *total /= count;
+            }
+        }
+        if self.spec.normalize {
+            l2_normalize(output);
+        }
+        Ok(truncated)
+    }
+}
+
+impl SentenceModel for StaticModel {
+    fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    /// Batches here only pace the `between_batches` calls: a static model costs the same per text
+    /// whatever its neighbours, so there is no sorting by length.
+    fn embed(
+        &mut self,
+        texts: &[&str],
+        role: Role,
+        batch_size: usize,
+        between_batches: &mut dyn FnMut(),
+    ) -> Result<EmbedOutput, EmbedError> {
+        let dimension = self.table.dimension;
+        let prefix = self.spec.prefix(role).to_string();
+        let mut vectors = vec![0.0f32; texts.len() * dimension];
+        let mut truncated = 0;
+        for (batch_texts, batch_vectors) in texts
+            .chunks(batch_size.max(1))
+            .zip(vectors.chunks_mut(batch_size.max(1) * dimension))
+        {
+            between_batches();
+            for (text, output) in batch_texts
+                .iter()
+                .zip(batch_vectors.chunks_exact_mut(dimension))
+            {
+                let input = with_prefix(&prefix, text);
+                if self.embed_one(&input, output)? {
+                    truncated += 1;
+                }
+            }
+        }
+        Ok(EmbedOutput {
+            dimension,
+            vectors,
+            truncated,
+        })
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        count_tokens(&self.tokenizer, text)
+    }
+}
+
+/// The tokenizer's unknown token, as model2vec reads it (`tokenizer.model.unk_token`); Unigram
+/// models have none there, and model2vec then drops nothing.
+fn unknown_token(tokenizer: &Tokenizer) -> Option<String> {
+    match tokenizer.get_model() {
+        ModelWrapper::WordPiece(model) => Some(model.unk_token.clone()),
+        ModelWrapper::WordLevel(model) => Some(model.unk_token.clone()),
+        ModelWrapper::BPE(model) => model.unk_token.clone(),
+        ModelWrapper::Unigram(_) => None,
+    }
+}

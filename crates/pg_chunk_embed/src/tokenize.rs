@@ -1,0 +1,74 @@
+//! Loading a `tokenizer.json` the way pg_chunk needs it: no padding and no truncation from the
+//! file (we pad per batch and truncate at the registered `max_tokens`), and no rayon threads.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+use crate::error::{require_file, EmbedError};
+
+/// Loads `path` with the file's own padding and truncation removed; also returns the id to pad
+/// with (the file's padding id, else `[PAD]`, else 0 — masked positions do not change the
+/// result, but a real pad id keeps inputs identical to what Python feeds).
+pub(crate) fn load_plain_tokenizer(path: &Path) -> Result<(Tokenizer, u32), EmbedError> {
+    // tokenizers parallelises batch calls with rayon unless told not to; a Postgres backend must
+    // not start a thread pool. We only encode one text at a time, but this also covers any
+    // internal use.
+    tokenizers::utils::parallelism::set_parallelism(false);
+    require_file(path, "tokenizer file")?;
+    let mut tokenizer = Tokenizer::from_file(path).map_err(|error| {
+        EmbedError::InvalidModel(format!("cannot read tokenizer {}: {error}", path.display()))
+    })?;
+    let pad_id = tokenizer
+        .get_padding()
+        .map(|padding| padding.pad_id)
+        .or_else(|| tokenizer.token_to_id("[PAD]"))
+        .unwrap_or(0);
+    tokenizer.with_padding(None);
+    tokenizer.with_truncation(None).map_err(|error| {
+        EmbedError::InvalidModel(format!("tokenizer {}: {error}", path.display()))
+    })?;
+    Ok((tokenizer, pad_id))
+}
+
+/// A copy of `plain` that cuts model inputs at `max_tokens`, special tokens included (the
+/// tokenizer keeps room for [CLS]/[SEP]); what it cuts off lands in `Encoding::get_overflowing`.
+pub(crate) fn truncating_copy(
+    plain: &Tokenizer,
+    max_tokens: usize,
+) -> Result<Tokenizer, EmbedError> {
+    let mut tokenizer = plain.clone();
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            direction: TruncationDirection::Right,
+            max_length: max_tokens,
+            strategy: TruncationStrategy::LongestFirst,
+            stride: 0,
+        }))
+        .map_err(|error| EmbedError::InvalidModel(format!("max_tokens {max_tokens}: {error}")))?;
+    Ok(tokenizer)
+}
+
+/// Token count without special tokens, as the size guards count a chunk.
+pub(crate) fn count_tokens(plain: &Tokenizer, text: &str) -> usize {
+    // An encoding error (none is known for a plain `&str`) counts as 0 tokens rather than failing
+    // a count that callers use only for sizing.
+    plain
+        .encode_fast(text, false)
+        .map(|encoding| encoding.len())
+        .unwrap_or(0)
+}
+
+pub(crate) fn tokenizing_error(error: tokenizers::Error) -> EmbedError {
+    EmbedError::InvalidModel(format!("tokenizing failed: {error}"))
+}
+
+/// `text` with the role's prefix (e5's `query: `) in front; borrowed when there is none.
+pub(crate) fn with_prefix<'a>(prefix: &str, text: &'a str) -> Cow<'a, str> {
+    if prefix.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("{prefix}{text}"))
+    }
+}

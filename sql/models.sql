@@ -1,0 +1,38 @@
+-- The embedding models a backend may load. File names are relative to pg_chunk.model_dir;
+-- only superusers may change this table (it decides which files are read into the server).
+
+-- Every role may use pg_chunk's functions and read its catalogue; CREATE EXTENSION made the
+-- schema, owned by the superuser who ran it.
+GRANT USAGE ON SCHEMA knowledge TO PUBLIC;
+
+CREATE TABLE knowledge.models (
+    name text PRIMARY KEY CHECK (name ~ '^[a-z0-9][a-z0-9._-]*$' AND name <> 'lexical'),
+    kind text NOT NULL CHECK (kind IN ('transformer', 'static')),
+    model_file text NOT NULL,
+    tokenizer_file text NOT NULL,
+    dimension int NOT NULL CHECK (dimension BETWEEN 1 AND 16000),
+    pooling text NOT NULL DEFAULT 'mean' CHECK (pooling IN ('mean', 'cls')),
+    normalize boolean NOT NULL DEFAULT true,
+    max_tokens int NOT NULL DEFAULT 512 CHECK (max_tokens BETWEEN 1 AND 65536),
+    query_prefix text,
+    passage_prefix text,
+    output_name text,
+    description text,
+    -- Relative paths inside the model directory: no absolute path, no "..".
+    CHECK (model_file !~ '(^/|(^|/)\.\.(/|$))' AND tokenizer_file !~ '(^/|(^|/)\.\.(/|$))')
+);
+
+COMMENT ON TABLE knowledge.models IS
+'Embedding models by name. Files are relative to pg_chunk.model_dir. Only superusers may change it.';
+
+INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens, description) VALUES
+    ('all-minilm-l6-v2', 'transformer', 'all-minilm-l6-v2/model.onnx', 'all-minilm-l6-v2/tokenizer.json', 384, 'mean', true, 256,
+     'sentence-transformers/all-MiniLM-L6-v2, int8 ONNX; English; the default model'),
+    ('potion-base-8m', 'static', 'potion-base-8m/model.safetensors', 'potion-base-8m/tokenizer.json', 256, 'mean', true, 512,
+     'minishlab/potion-base-8M static (model2vec) embeddings; English; about 50 times faster than a transformer');
+
+REVOKE ALL ON knowledge.models FROM PUBLIC;
+GRANT SELECT ON knowledge.models TO PUBLIC;
+
+-- pg_dump keeps the models users registered; the two installed ones come with the extension.
+SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'potion-base-8m')$$);

@@ -1,0 +1,128 @@
+//! Embedding texts with a loaded model through the per-backend cache, and the adapter that lets
+//! the chunking core use a model as its embedder and token counter.
+
+use crate::gucs;
+use crate::models::record;
+use pg_chunk_core::curve::Embeddings;
+use pg_chunk_core::embed::Embedder;
+use pg_chunk_core::size::TokenCounter;
+use pg_chunk_core::ChunkError;
+use pg_chunk_embed::{EmbedError, EmbeddingCache, Role, SentenceModel};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::time::Instant;
+
+thread_local! {
+    /// Embeddings this backend computed, by model, role and text; sized by
+    /// pg_chunk.embedding_cache_mb (rebuilt empty when the setting changes).
+    static CACHE: RefCell<(usize, EmbeddingCache)> = RefCell::new((0, EmbeddingCache::new(0)));
+}
+
+/// Vectors for `texts` in order, and how many inputs the model truncated at its max_tokens.
+pub struct Embedded {
+    pub vectors: Embeddings,
+    pub truncated: usize,
+}
+
+/// Embeds `texts` with `model`, taking what it can from the cache and embedding each missing
+/// distinct text once. Checks for query cancel between inference batches.
+pub fn embed_texts(name: &str, model: &mut dyn SentenceModel, texts: &[&str], role: Role) -> Result<Embedded, EmbedError> {
+    let dim = model.spec().dimension;
+    let key = format!("{name}/{}", role_name(role));
+    let mut data = vec![0f32; texts.len() * dim];
+    // Texts not in the cache, each once, with every position it fills.
+    let mut missing: Vec<&str> = Vec::new();
+    let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut hits = 0;
+    with_cache(|cache| {
+        for (i, text) in texts.iter().enumerate() {
+            match cache.get(&key, text) {
+                Some(vector) if vector.len() == dim => {
+                    data[i * dim..(i + 1) * dim].copy_from_slice(vector);
+                    hits += 1;
+                }
+                _ => positions.entry(text).or_insert_with(|| {
+                    missing.push(text);
+                    Vec::new()
+                }).push(i),
+            }
+        }
+    });
+    let started = Instant::now();
+    let mut truncated = 0;
+    if !missing.is_empty() {
+        let output = model.embed(&missing, role, gucs::batch_size(), &mut || {
+            pgrx::check_for_interrupts!();
+        })?;
+        if output.dimension != dim {
+            return Err(EmbedError::DimensionMismatch { expected: dim, found: output.dimension });
+        }
+        truncated = output.truncated;
+        with_cache(|cache| {
+            for (text, vector) in missing.iter().zip(output.vectors.chunks_exact(dim)) {
+                for &i in &positions[text] {
+                    data[i * dim..(i + 1) * dim].copy_from_slice(vector);
+                }
+                cache.insert(&key, text, vector.to_vec());
+            }
+        });
+    }
+    record(name, |stats| {
+        stats.sentences_embedded += missing.len() as i64;
+        stats.cache_hits += hits;
+        stats.embed_ms += started.elapsed().as_secs_f64() * 1000.0;
+    });
+    Ok(Embedded { vectors: Embeddings::new(dim, data), truncated })
+}
+
+fn with_cache<R>(f: impl FnOnce(&mut EmbeddingCache) -> R) -> R {
+    CACHE.with_borrow_mut(|(capacity, cache)| {
+        let wanted = gucs::embedding_cache_bytes();
+        if *capacity != wanted {
+            *cache = EmbeddingCache::new(wanted);
+            *capacity = wanted;
+        }
+        f(cache)
+    })
+}
+
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Query => "query",
+        Role::Passage => "passage",
+    }
+}
+
+/// A loaded model seen by the chunking core: it embeds sentences (as passages) and counts
+/// tokens. The core borrows it as embedder and token counter at once, hence the RefCell.
+pub struct ModelAdapter<'a> {
+    name: &'a str,
+    model: RefCell<&'a mut dyn SentenceModel>,
+    truncated: Cell<usize>,
+}
+
+impl<'a> ModelAdapter<'a> {
+    pub fn new(name: &'a str, model: &'a mut dyn SentenceModel) -> ModelAdapter<'a> {
+        ModelAdapter { name, model: RefCell::new(model), truncated: Cell::new(0) }
+    }
+
+    /// Inputs truncated at the model's max_tokens so far.
+    pub fn truncated(&self) -> usize {
+        self.truncated.get()
+    }
+}
+
+impl Embedder for &ModelAdapter<'_> {
+    fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
+        let mut model = self.model.borrow_mut();
+        let embedded = embed_texts(self.name, &mut **model, texts, Role::Passage).map_err(|e| ChunkError::Embedding(e.to_string()))?;
+        self.truncated.set(self.truncated.get() + embedded.truncated);
+        Ok(embedded.vectors)
+    }
+}
+
+impl TokenCounter for ModelAdapter<'_> {
+    fn count_tokens(&self, text: &str) -> usize {
+        self.model.borrow().count_tokens(text)
+    }
+}

@@ -1,0 +1,132 @@
+//! Every pg_chunk setting. Each is a private static with what it does and why its default;
+//! `init()` registers them from `_PG_init`; the accessors below are the only way to read them.
+
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+use std::ffi::{CStr, CString};
+use std::path::PathBuf;
+
+/// Path of ONNX Runtime's shared library, loaded on the first transformer model use in each
+/// backend. Superuser-only: whatever this names is loaded into the server process. The
+/// default is the copy the installer puts beside the extension (`$libdir` is PostgreSQL's
+/// package library directory).
+static ONNXRUNTIME_LIBRARY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"$libdir/libonnxruntime.so.1.31.1"));
+
+/// Directory that `knowledge.models` file names are relative to. Superuser-only, so that
+/// nobody can point a model at an arbitrary file. `$sharedir` is PostgreSQL's share directory,
+/// where the installer puts the models.
+static MODEL_DIR: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"$sharedir/pg_chunk/models"));
+
+/// Model used when a cfg names none: the installed all-MiniLM-L6-v2, a good English default.
+static DEFAULT_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"all-minilm-l6-v2"));
+
+/// ONNX Runtime intra-op threads per backend. 1 by default: a database serves many backends
+/// at once, and each one using every core would oversubscribe the machine.
+static THREADS: GucSetting<i32> = GucSetting::<i32>::new(1);
+
+/// Sentences per inference batch. 16 was faster than 64 for MiniLM on this project's 2-core
+/// machines (less padding in each batch).
+static BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
+
+/// Memory for the per-backend embedding cache, in MB (0 disables it). Chunking a document again
+/// with another cfg then re-embeds nothing; 64 MB holds about 40,000 MiniLM sentences.
+static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
+
+pub fn init() {
+    GucRegistry::define_string_guc(
+        c"pg_chunk.onnxruntime_library",
+        c"Path of ONNX Runtime's libonnxruntime.so.",
+        c"Loaded into each backend on the first use of a transformer model. $libdir stands for PostgreSQL's package library directory.",
+        &ONNXRUNTIME_LIBRARY,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"pg_chunk.model_dir",
+        c"Directory that knowledge.models file names are relative to.",
+        c"$sharedir stands for PostgreSQL's share directory.",
+        &MODEL_DIR,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"pg_chunk.default_model",
+        c"Embedding model used when a cfg or call names none.",
+        c"A name from knowledge.models, or lexical for the model-free embedder.",
+        &DEFAULT_MODEL,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_chunk.threads",
+        c"ONNX Runtime intra-op threads per backend.",
+        c"Takes effect when a backend loads a model.",
+        &THREADS,
+        1,
+        64,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(c"pg_chunk.batch_size", c"Sentences per inference batch.", c"", &BATCH_SIZE, 1, 1024, GucContext::Userset, GucFlags::default());
+    GucRegistry::define_int_guc(
+        c"pg_chunk.embedding_cache_mb",
+        c"Per-backend embedding cache size in MB (0 disables it).",
+        c"",
+        &EMBEDDING_CACHE_MB,
+        0,
+        4096,
+        GucContext::Userset,
+        GucFlags::UNIT_MB,
+    );
+}
+
+pub fn onnxruntime_library() -> PathBuf {
+    expand_dirs(&string_setting(&ONNXRUNTIME_LIBRARY))
+}
+
+pub fn model_dir() -> PathBuf {
+    expand_dirs(&string_setting(&MODEL_DIR))
+}
+
+pub fn default_model() -> String {
+    string_setting(&DEFAULT_MODEL)
+}
+
+pub fn threads() -> usize {
+    THREADS.get().max(1) as usize
+}
+
+pub fn batch_size() -> usize {
+    BATCH_SIZE.get().max(1) as usize
+}
+
+pub fn embedding_cache_bytes() -> usize {
+    EMBEDDING_CACHE_MB.get().max(0) as usize * 1024 * 1024
+}
+
+fn string_setting(setting: &GucSetting<Option<CString>>) -> String {
+    setting.get().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Replaces a leading `$libdir` or `$sharedir` by this server's directories.
+fn expand_dirs(path: &str) -> PathBuf {
+    let expand = |prefix: &str, dir: fn() -> String| path.strip_prefix(prefix).map(|rest| PathBuf::from(format!("{}{rest}", dir())));
+    expand("$libdir", pkglib_dir).or_else(|| expand("$sharedir", share_dir)).unwrap_or_else(|| PathBuf::from(path))
+}
+
+fn pkglib_dir() -> String {
+    server_dir(pgrx::pg_sys::get_pkglib_path)
+}
+
+fn share_dir() -> String {
+    server_dir(pgrx::pg_sys::get_share_path)
+}
+
+/// A directory PostgreSQL derives from its own executable's location.
+fn server_dir(getter: unsafe fn(*const std::ffi::c_char, *mut std::ffi::c_char)) -> String {
+    let mut buffer = vec![0 as std::ffi::c_char; pgrx::pg_sys::MAXPGPATH as usize];
+    // SAFETY: my_exec_path is set at backend start; the buffer has MAXPGPATH bytes as required.
+    unsafe {
+        getter(std::ptr::addr_of!(pgrx::pg_sys::my_exec_path).cast(), buffer.as_mut_ptr());
+        CStr::from_ptr(buffer.as_ptr()).to_string_lossy().into_owned()
+    }
+}

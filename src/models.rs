@@ -1,0 +1,118 @@
+//! Embedding models inside a backend: found by name in `knowledge.models`, loaded on first use
+//! and kept for the life of the backend, reloaded when their row or settings change.
+
+use crate::errors::Error;
+use crate::gucs;
+use pg_chunk_embed::{load_model, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
+use pgrx::prelude::*;
+use serde::Deserialize;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path};
+use std::time::Instant;
+
+/// The model-free embedder's reserved name.
+pub const LEXICAL: &str = "lexical";
+
+/// A row of `knowledge.models`.
+#[derive(Deserialize)]
+struct ModelRow {
+    name: String,
+    kind: String,
+    model_file: String,
+    tokenizer_file: String,
+    dimension: i32,
+    pooling: String,
+    normalize: bool,
+    max_tokens: i32,
+    query_prefix: Option<String>,
+    passage_prefix: Option<String>,
+    output_name: Option<String>,
+}
+
+struct Loaded {
+    /// The row and settings the model was loaded with; a change means reload.
+    fingerprint: String,
+    model: Box<dyn SentenceModel>,
+}
+
+/// What `knowledge.embedding_stats()` reports for one model in this backend.
+#[derive(Clone, Default)]
+pub struct ModelStats {
+    pub loads: i64,
+    pub load_ms: f64,
+    pub sentences_embedded: i64,
+    pub cache_hits: i64,
+    pub embed_ms: f64,
+}
+
+thread_local! {
+    // A backend is a single-threaded process: per-backend state is thread_local + RefCell.
+    static LOADED: RefCell<HashMap<String, Loaded>> = RefCell::new(HashMap::new());
+    static STATS: RefCell<BTreeMap<String, ModelStats>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Runs `f` with the model named `name`, loading it first if this backend has not yet (or if
+/// its registration or the settings it was loaded with changed).
+pub fn with_model<R>(name: &str, f: impl FnOnce(&mut dyn SentenceModel) -> R) -> Result<R, Error> {
+    let (spec, row_json) = model_spec(name)?;
+    let runtime = RuntimeOptions { library_path: gucs::onnxruntime_library(), threads: gucs::threads() };
+    let fingerprint = format!("{row_json}|{}|{}|{}", spec.model_file.display(), runtime.library_path.display(), runtime.threads);
+    LOADED.with_borrow_mut(|loaded| {
+        if loaded.get(name).is_none_or(|l| l.fingerprint != fingerprint) {
+            loaded.remove(name);
+            let started = Instant::now();
+            let model = load_model(&spec, &runtime).map_err(|e| Error::embed(e, &spec))?;
+            record(name, |s| {
+                s.loads += 1;
+                s.load_ms += started.elapsed().as_secs_f64() * 1000.0;
+            });
+            loaded.insert(name.to_string(), Loaded { fingerprint, model });
+        }
+        let model = loaded.get_mut(name).map(|l| l.model.as_mut()).ok_or_else(|| Error::UnknownModel(name.to_string()))?;
+        Ok(f(model))
+    })
+}
+
+/// Updates this backend's statistics for `model`.
+pub fn record(model: &str, update: impl FnOnce(&mut ModelStats)) {
+    STATS.with_borrow_mut(|stats| update(stats.entry(model.to_string()).or_default()));
+}
+
+pub fn stats() -> Vec<(String, ModelStats)> {
+    STATS.with_borrow(|stats| stats.iter().map(|(name, s)| (name.clone(), s.clone())).collect())
+}
+
+/// The model's specification with absolute paths, and its row as JSON (for the fingerprint).
+fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
+    let row_json = Spi::get_one_with_args::<String>("SELECT (SELECT row_to_json(m)::text FROM knowledge.models m WHERE m.name = $1)", &[name.into()])
+        .map_err(|e| Error::Registry(e.to_string()))?
+        .ok_or_else(|| Error::UnknownModel(name.to_string()))?;
+    let row: ModelRow = serde_json::from_str(&row_json).map_err(|e| Error::Registry(format!("knowledge.models row for \"{name}\": {e}")))?;
+    let dir = gucs::model_dir();
+    let spec = ModelSpec {
+        kind: if row.kind == "static" { ModelKind::Static } else { ModelKind::Transformer },
+        model_file: dir.join(relative_file(&row.model_file)?),
+        tokenizer_file: dir.join(relative_file(&row.tokenizer_file)?),
+        dimension: row.dimension.max(1) as usize,
+        pooling: if row.pooling == "cls" { Pooling::Cls } else { Pooling::Mean },
+        normalize: row.normalize,
+        max_tokens: row.max_tokens.max(1) as usize,
+        query_prefix: row.query_prefix,
+        passage_prefix: row.passage_prefix,
+        output_name: row.output_name,
+        name: row.name,
+    };
+    Ok((spec, row_json))
+}
+
+/// A file name from `knowledge.models`, which must stay inside the model directory (the
+/// table's CHECK says the same; this guards rows written before it or by a bypass).
+fn relative_file(file: &str) -> Result<&Path, Error> {
+    let path = Path::new(file);
+    if path.components().all(|c| matches!(c, Component::Normal(_))) {
+        Ok(path)
+    } else {
+        Err(Error::Registry(format!("model file \"{file}\" must be a relative path inside pg_chunk.model_dir")))
+    }
+}

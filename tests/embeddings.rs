@@ -1,0 +1,107 @@
+//! Embeddings seen from a client: parity with the Python reference, fresh backends, errors
+//! that depend on per-backend state, cancel, and concurrency.
+
+use pg_chunk_client_tests::{connect, connect_collecting_notices, sqlstate_of};
+use postgres::Client;
+use std::thread;
+
+/// The embedding of `text` as floats, parsed from pgvector's text form.
+fn embedding(client: &mut Client, text: &str, model: &str) -> Vec<f32> {
+    let row = client.query_one("SELECT knowledge.embed($1, $2)::text", &[&text, &model]).unwrap();
+    let literal: String = row.get(0);
+    literal.trim_matches(['[', ']']).split(',').map(|x| x.parse().unwrap()).collect()
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+#[test]
+fn sql_embeddings_equal_the_python_onnxruntime_reference() {
+    let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/parity.json")).unwrap()).unwrap();
+    let sentences: Vec<String> = serde_json::from_value(fixture["sentences"].clone()).unwrap();
+    assert!(sentences.len() >= 50);
+    let mut client = connect();
+    for (model, reference) in fixture["embeddings"].as_object().unwrap() {
+        let reference: Vec<Vec<f32>> = serde_json::from_value(reference.clone()).unwrap();
+        for (sentence, expected) in sentences.iter().zip(&reference) {
+            let got = embedding(&mut client, sentence, model);
+            let similarity = cosine(&got, expected);
+            assert!(similarity >= 0.9999, "{model}: cosine {similarity} for {sentence:?}");
+        }
+    }
+}
+
+#[test]
+fn a_missing_onnx_runtime_raises_58p01_naming_the_setting() {
+    // A fresh backend that has not loaded ONNX Runtime yet.
+    let mut client = connect();
+    client.batch_execute("SET pg_chunk.onnxruntime_library = '/nonexistent/libonnxruntime.so'").unwrap();
+    let err = client.query_one("SELECT knowledge.embed('x', 'all-minilm-l6-v2')", &[]).unwrap_err();
+    let db = err.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "58P01", "{db:?}");
+    assert!(db.message().contains("/nonexistent/libonnxruntime.so") && db.message().contains("pg_chunk.onnxruntime_library"), "{}", db.message());
+    // The static model needs no runtime and still works in the same backend.
+    let ok = client.query_one("SELECT vector_dims(knowledge.embed('x', 'potion-base-8m'))", &[]).unwrap();
+    assert_eq!(ok.get::<_, i32>(0), 256);
+}
+
+#[test]
+fn statement_timeout_stops_a_long_embed_batch() {
+    let mut client = connect();
+    client.batch_execute("SET statement_timeout = '500ms'").unwrap();
+    // 5,000 distinct sentences take MiniLM well over 10 s on one thread.
+    let inputs: Vec<String> = (0..5000).map(|i| format!("Sentence number {i} talks about topic {} at some length.", i * 7919 % 1000)).collect();
+    let started = std::time::Instant::now();
+    let err = client.query("SELECT count(*) FROM knowledge.embed_batch($1)", &[&inputs]).unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("57014"), "{err}");
+    // Cancel is checked between batches of 16 sentences, so it lands within a batch's time.
+    assert!(started.elapsed().as_secs_f64() < 5.0, "took {:?}", started.elapsed());
+    client.batch_execute("RESET statement_timeout").unwrap();
+    assert_eq!(sqlstate_of(&mut client, "SELECT knowledge.embed('still alive')"), "00000");
+}
+
+#[test]
+fn concurrent_backends_embed_the_same_vectors() {
+    let texts = ["The cat sleeps.", "Rust compiles crates.", "Bread rises overnight."];
+    let reference: Vec<Vec<f32>> = {
+        let mut client = connect();
+        texts.iter().map(|t| embedding(&mut client, t, "all-minilm-l6-v2")).collect()
+    };
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            thread::spawn(move || {
+                let mut client = connect();
+                (0..5).flat_map(|_| texts.iter().map(|t| embedding(&mut client, t, "all-minilm-l6-v2")).collect::<Vec<_>>()).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for worker in workers {
+        for (i, got) in worker.join().unwrap().iter().enumerate() {
+            assert!(cosine(got, &reference[i % texts.len()]) > 0.99999);
+        }
+    }
+}
+
+#[test]
+fn truncation_is_reported_once_per_call() {
+    let (mut client, notices) = connect_collecting_notices();
+    let long = "word ".repeat(400); // about 400 tokens, above MiniLM's 256
+    client.query("SELECT count(*) FROM knowledge.embed_batch(ARRAY[$1, $1 || ' again', 'short'])", &[&long]).unwrap();
+    let got = notices.lock().unwrap().clone();
+    let truncations: Vec<&String> = got.iter().filter(|n| n.contains("truncated")).collect();
+    assert_eq!(truncations.len(), 1, "{got:?}");
+    assert!(truncations[0].starts_with("NOTICE") && truncations[0].contains("2 input(s)"), "{got:?}");
+}
+
+#[test]
+fn a_fallback_warns_that_it_replaced_the_model() {
+    let (mut client, notices) = connect_collecting_notices();
+    client.batch_execute("SET pg_chunk.onnxruntime_library = '/nonexistent/libonnxruntime.so'").unwrap();
+    let rows = client.query("SELECT * FROM knowledge.chunk(repeat('Some words here. ', 300), '{\"fallback\": \"lexical\"}')", &[]).unwrap();
+    assert!(!rows.is_empty());
+    let got = notices.lock().unwrap().clone();
+    assert!(got.iter().any(|n| n.starts_with("WARNING") && n.contains("fallback \"lexical\"")), "{got:?}");
+}
