@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Embedding benchmark (issue 3): all-MiniLM-L6-v2 through SQL against plain ONNX Runtime, the
+# static potion-base-8m, model load time and backend memory. Prints a markdown table.
+#
+#   bash bench/embeddings/run.sh
+#
+# Needs what scripts/install.sh sets up (the running 15 main cluster, pg_chunk with its models,
+# a superuser role for this OS user); run as root (it reads the models and pip-installs into
+# its own virtual environment). Creates (and drops first) the database pg_chunk_bench. Work
+# files go to $PG_CHUNK_BUILD_DIR/bench (default /var/tmp/pg_chunk-build/bench), among them
+# sentences.txt (the corpus) and results.tsv (every measurement).
+#
+# The machines are small and shared, so the runs being compared alternate: each round runs
+# the raw baseline and each SQL workload once, in an order that rotates from round to round,
+# and the table gives medians over rounds. RUNS (default 5) rounds; LOADS (default 5) fresh
+# backends per model for load time and memory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/lib.sh
+
+RUNS=${RUNS:-5}
+LOADS=${LOADS:-5}
+BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
+OUT=$BUILD_DIR/bench
+VENV=$BUILD_DIR/parity-venv
+# The pins of bench/parity/run.sh: onnxruntime is the release the extension loads.
+REQUIREMENTS=(onnxruntime==1.31.1 tokenizers==0.23.3 numpy==2.4.6)
+DB=pg_chunk_bench
+HERE=bench/embeddings
+models=$(pg_chunk_models_dir)
+results=$OUT/results.tsv
+
+sql() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+step "embeddings benchmark: prerequisites"
+[ -f "$models/all-minilm-l6-v2/model.onnx" ] && [ -f "$models/potion-base-8m/model.safetensors" ] ||
+    { echo "no models in $models: run scripts/install.sh first" >&2; exit 1; }
+psql -X -q -d postgres -c 'SELECT 1' >/dev/null || { echo "cannot connect to PostgreSQL: run scripts/install.sh first" >&2; exit 1; }
+installed=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)
+missing=()
+for requirement in "${REQUIREMENTS[@]}"; do
+    grep -qixF "$requirement" <<<"$installed" || missing+=("$requirement")
+done
+if ((${#missing[@]})); then
+    python3 -c 'import ensurepip, venv' 2>/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; }
+    [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+    say "installing ${missing[*]} into $VENV"
+    "$VENV/bin/python" -m pip install -q --progress-bar off "${REQUIREMENTS[@]}"
+fi
+mkdir -p "$OUT"
+
+step "embeddings benchmark: database $DB and corpus"
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+sql -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION pg_chunk CASCADE'
+"$VENV/bin/python" $HERE/man_text.py --out "$OUT/man7.csv"
+sql -c 'SET client_min_messages = warning' -f $HERE/corpus.sql <"$OUT/man7.csv"
+sql -c 'SELECT sentence FROM bench_sentences ORDER BY i' >"$OUT/sentences.txt"
+# The semantic_chunk document must split back into the very sentences the other runs embed.
+same=$(sql -c "WITH units AS (SELECT u.* FROM knowledge.split_sentences(
+                   (SELECT string_agg(sentence, ' ' ORDER BY i) FROM bench_sentences)) AS u)
+               SELECT count(*) = 2000 AND bool_and(u.content IS NOT DISTINCT FROM b.sentence)
+               FROM units AS u FULL JOIN bench_sentences AS b ON b.i = u.sentence_index + 1")
+lines=$(wc -l <"$OUT/sentences.txt")
+[ "$lines" = 2000 ] && [ "$same" = t ] || { echo "corpus: $lines sentences, document splits back into them: $same" >&2; exit 1; }
+say "$OUT/sentences.txt: 2,000 sentences, $(wc -c <"$OUT/sentences.txt") bytes"
+
+run_workload() { # round workload
+    local round=$1 workload=$2
+    if [ "$workload" = raw ]; then
+        "$VENV/bin/python" $HERE/raw_ort.py --model-dir "$models/all-minilm-l6-v2" --sentences "$OUT/sentences.txt"
+    else
+        sql -v workload="$workload" -f $HERE/throughput.sql
+    fi | sed "s/^/$round\t$workload\t/" >>"$results"
+    say "round $round: $workload $(awk -F'\t' -v r="$round" -v w="$workload" '$1 == r && $2 == w && $3 == "seconds" { printf "%.2f s", $4 }' "$results")"
+}
+
+step "embeddings benchmark: throughput, $RUNS rounds"
+: >"$results"
+workloads=(raw embed_batch semantic_chunk potion_batch)
+for ((round = 1; round <= RUNS; round++)); do
+    for ((k = 0; k < ${#workloads[@]}; k++)); do
+        run_workload "$round" "${workloads[(round - 1 + k) % ${#workloads[@]}]}"
+    done
+done
+
+step "embeddings benchmark: model load and memory, $LOADS fresh backends per model"
+for ((round = 1; round <= LOADS; round++)); do
+    for model in all-minilm-l6-v2 potion-base-8m; do
+        sql -v model="$model" -f $HERE/backend.sql | sed "s/^/$round\tbackend:$model\t/" >>"$results"
+    done
+    say "round $round done"
+done
+
+step "embeddings benchmark: results ($results)"
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($cpu), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version') || ', pg_chunk ' || extversion FROM pg_extension WHERE extname = 'pg_chunk'")"
+say "$RUNS rounds; $LOADS fresh backends per model; corpus $OUT/sentences.txt"
+echo
+"$VENV/bin/python" $HERE/report.py "$results"
