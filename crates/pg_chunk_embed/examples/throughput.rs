@@ -7,20 +7,18 @@
 //! both models, the second figure includes what the first left behind), and its
 //! threads: a Postgres backend should not grow any beyond ONNX Runtime's own.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use pg_chunk_embed::{load_model, ModelKind, ModelSpec, Pooling, Role, RuntimeOptions};
+use pg_chunk_embed::{load_model, Role};
 
 const SENTENCES: usize = 2_000;
 const BATCH_SIZE: usize = 16;
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 fn main() {
-    let model_dir = env_path("PG_CHUNK_MODEL_DIR");
-    let runtime = RuntimeOptions {
-        library_path: env_path("PG_CHUNK_ONNXRUNTIME"),
-        threads: 1,
-    };
+    let runtime = support::runtime_with_threads(1);
     let sentences = generate_sentences(SENTENCES);
     let texts: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let words: usize = texts.iter().map(|t| t.split_whitespace().count()).sum();
@@ -32,7 +30,7 @@ fn main() {
 
     // An argument picks one model by name prefix, e.g. `potion`, for a clean memory figure.
     let only = std::env::args().nth(1).unwrap_or_default();
-    for spec in [minilm(&model_dir), potion(&model_dir)] {
+    for spec in [support::minilm_spec(), support::potion_spec()] {
         if !spec.name.starts_with(&only) {
             continue;
         }
@@ -72,49 +70,7 @@ fn main() {
     }
 }
 
-fn env_path(name: &str) -> PathBuf {
-    match std::env::var_os(name) {
-        Some(value) if !value.is_empty() => PathBuf::from(value),
-        _ => {
-            eprintln!("set {name} (see the comment at the top of examples/throughput.rs)");
-            std::process::exit(2);
-        }
-    }
-}
 
-fn minilm(model_dir: &std::path::Path) -> ModelSpec {
-    let dir = model_dir.join("all-minilm-l6-v2");
-    ModelSpec {
-        name: "all-minilm-l6-v2".into(),
-        kind: ModelKind::Transformer,
-        model_file: dir.join("model.onnx"),
-        tokenizer_file: dir.join("tokenizer.json"),
-        dimension: 384,
-        pooling: Pooling::Mean,
-        normalize: true,
-        max_tokens: 256,
-        query_prefix: None,
-        passage_prefix: None,
-        output_name: None,
-    }
-}
-
-fn potion(model_dir: &std::path::Path) -> ModelSpec {
-    let dir = model_dir.join("potion-base-8m");
-    ModelSpec {
-        name: "potion-base-8m".into(),
-        kind: ModelKind::Static,
-        model_file: dir.join("model.safetensors"),
-        tokenizer_file: dir.join("tokenizer.json"),
-        dimension: 256,
-        pooling: Pooling::Mean,
-        normalize: true,
-        max_tokens: 512,
-        query_prefix: None,
-        passage_prefix: None,
-        output_name: None,
-    }
-}
 
 /// Deterministic sentences of about 5–30 words (15 on average) drawn from a small vocabulary with a linear
 /// congruential generator, so runs are comparable.

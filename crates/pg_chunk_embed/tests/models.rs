@@ -4,63 +4,17 @@
 //!   `potion-base-8m/{model.safetensors,tokenizer.json}`;
 //! - `PG_CHUNK_ONNXRUNTIME`: the path of `libonnxruntime.so`.
 
-use std::path::PathBuf;
 
 use pg_chunk_embed::{
-    load_model, onnxruntime_version, EmbedError, EmbedOutput, ModelKind, ModelSpec, Pooling, Role,
+    load_model, onnxruntime_version, EmbedError, EmbedOutput, ModelSpec, Role,
     RuntimeOptions, SentenceModel,
 };
 
-fn required_env(name: &str) -> PathBuf {
-    match std::env::var_os(name) {
-        Some(value) if !value.is_empty() => PathBuf::from(value),
-        _ => panic!(
-            "{name} is not set. These tests need PG_CHUNK_MODEL_DIR (holding all-minilm-l6-v2/model.onnx, \
-             all-minilm-l6-v2/tokenizer.json, potion-base-8m/model.safetensors, potion-base-8m/tokenizer.json) \
-             and PG_CHUNK_ONNXRUNTIME (the path of libonnxruntime.so)."
-        ),
-    }
-}
+mod support;
+use support::{minilm_spec, potion_spec};
 
 fn runtime() -> RuntimeOptions {
-    RuntimeOptions {
-        library_path: required_env("PG_CHUNK_ONNXRUNTIME"),
-        threads: 1,
-    }
-}
-
-fn minilm_spec() -> ModelSpec {
-    let dir = required_env("PG_CHUNK_MODEL_DIR").join("all-minilm-l6-v2");
-    ModelSpec {
-        name: "all-minilm-l6-v2".into(),
-        kind: ModelKind::Transformer,
-        model_file: dir.join("model.onnx"),
-        tokenizer_file: dir.join("tokenizer.json"),
-        dimension: 384,
-        pooling: Pooling::Mean,
-        normalize: true,
-        max_tokens: 256,
-        query_prefix: None,
-        passage_prefix: None,
-        output_name: None,
-    }
-}
-
-fn potion_spec() -> ModelSpec {
-    let dir = required_env("PG_CHUNK_MODEL_DIR").join("potion-base-8m");
-    ModelSpec {
-        name: "potion-base-8m".into(),
-        kind: ModelKind::Static,
-        model_file: dir.join("model.safetensors"),
-        tokenizer_file: dir.join("tokenizer.json"),
-        dimension: 256,
-        pooling: Pooling::Mean,
-        normalize: true,
-        max_tokens: 512,
-        query_prefix: None,
-        passage_prefix: None,
-        output_name: None,
-    }
+    support::runtime_with_threads(1)
 }
 
 fn load(spec: &ModelSpec) -> Box<dyn SentenceModel> {

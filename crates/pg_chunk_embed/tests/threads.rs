@@ -5,18 +5,10 @@
 #![cfg(target_os = "linux")]
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
-use pg_chunk_embed::{load_model, ModelKind, ModelSpec, Pooling, Role, RuntimeOptions};
+use pg_chunk_embed::{load_model, Role};
 
-fn required_env(name: &str) -> PathBuf {
-    match std::env::var_os(name) {
-        Some(value) if !value.is_empty() => PathBuf::from(value),
-        _ => panic!(
-            "{name} is not set; these tests need PG_CHUNK_MODEL_DIR and PG_CHUNK_ONNXRUNTIME"
-        ),
-    }
-}
+mod support;
 
 fn thread_ids() -> BTreeSet<String> {
     std::fs::read_dir("/proc/self/task")
@@ -37,25 +29,9 @@ fn blocked_signals(thread: &str) -> u64 {
 
 #[test]
 fn onnx_runtime_threads_block_postgres_signals() {
-    let dir = required_env("PG_CHUNK_MODEL_DIR").join("all-minilm-l6-v2");
-    let spec = ModelSpec {
-        name: "all-minilm-l6-v2".into(),
-        kind: ModelKind::Transformer,
-        model_file: dir.join("model.onnx"),
-        tokenizer_file: dir.join("tokenizer.json"),
-        dimension: 384,
-        pooling: Pooling::Mean,
-        normalize: true,
-        max_tokens: 256,
-        query_prefix: None,
-        passage_prefix: None,
-        output_name: None,
-    };
+    let spec = support::minilm_spec();
     // two intra-op threads, so a session pool thread is started as well
-    let runtime = RuntimeOptions {
-        library_path: required_env("PG_CHUNK_ONNXRUNTIME"),
-        threads: 2,
-    };
+    let runtime = support::runtime_with_threads(2);
 
     let before = thread_ids();
     let mut model = load_model(&spec, &runtime).expect("load");

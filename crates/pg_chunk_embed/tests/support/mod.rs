@@ -1,0 +1,58 @@
+//! The installed models, as the model-dependent tests and the throughput example find them:
+//! `PG_CHUNK_MODEL_DIR` (holding `all-minilm-l6-v2/` and `potion-base-8m/`) and
+//! `PG_CHUNK_ONNXRUNTIME` (the path of libonnxruntime.so). Missing variables fail loudly.
+#![allow(dead_code)] // each test binary uses a different part
+
+use pg_chunk_embed::{ModelKind, ModelSpec, Pooling, RuntimeOptions};
+use std::path::PathBuf;
+
+pub fn required_env(name: &str) -> PathBuf {
+    match std::env::var_os(name) {
+        Some(value) if !value.is_empty() => PathBuf::from(value),
+        _ => panic!(
+            "{name} is not set. These need PG_CHUNK_MODEL_DIR (holding all-minilm-l6-v2/model.onnx, \
+             all-minilm-l6-v2/tokenizer.json, potion-base-8m/model.safetensors, potion-base-8m/tokenizer.json) \
+             and PG_CHUNK_ONNXRUNTIME (the path of libonnxruntime.so)."
+        ),
+    }
+}
+
+pub fn runtime_with_threads(threads: usize) -> RuntimeOptions {
+    RuntimeOptions { library_path: required_env("PG_CHUNK_ONNXRUNTIME"), threads }
+}
+
+/// all-MiniLM-L6-v2 as `sql/models.sql` registers it.
+pub fn minilm_spec() -> ModelSpec {
+    let dir = required_env("PG_CHUNK_MODEL_DIR").join("all-minilm-l6-v2");
+    ModelSpec {
+        name: "all-minilm-l6-v2".into(),
+        kind: ModelKind::Transformer,
+        model_file: dir.join("model.onnx"),
+        tokenizer_file: dir.join("tokenizer.json"),
+        dimension: 384,
+        pooling: Pooling::Mean,
+        normalize: true,
+        max_tokens: 256,
+        query_prefix: None,
+        passage_prefix: None,
+        output_name: None,
+    }
+}
+
+/// potion-base-8M as `sql/models.sql` registers it.
+pub fn potion_spec() -> ModelSpec {
+    let dir = required_env("PG_CHUNK_MODEL_DIR").join("potion-base-8m");
+    ModelSpec {
+        name: "potion-base-8m".into(),
+        kind: ModelKind::Static,
+        model_file: dir.join("model.safetensors"),
+        tokenizer_file: dir.join("tokenizer.json"),
+        dimension: 256,
+        pooling: Pooling::Mean,
+        normalize: true,
+        max_tokens: 512,
+        query_prefix: None,
+        passage_prefix: None,
+        output_name: None,
+    }
+}
