@@ -12,7 +12,7 @@ PGRX_VERSION=0.18.0
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 
 step "Debian packages"
-packages=(postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo pkg-config make gcc)
+packages=(postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo pkg-config make gcc dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
