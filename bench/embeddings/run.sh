@@ -22,9 +22,8 @@ RUNS=${RUNS:-5}
 LOADS=${LOADS:-5}
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench
-VENV=$BUILD_DIR/parity-venv
-# The pins of bench/parity/run.sh: onnxruntime is the release the extension loads.
-REQUIREMENTS=(onnxruntime==1.31.1 tokenizers==0.23.3 numpy==2.4.6)
+source bench/python_env.sh
+VENV=$REFERENCE_VENV
 DB=pg_chunk_bench
 HERE=bench/embeddings
 models=$(pg_chunk_models_dir)
@@ -36,18 +35,7 @@ step "embeddings benchmark: prerequisites"
 [ -f "$models/all-minilm-l6-v2/model.onnx" ] && [ -f "$models/potion-base-8m/model.safetensors" ] ||
     { echo "no models in $models: run scripts/install.sh first" >&2; exit 1; }
 psql -X -q -d postgres -c 'SELECT 1' >/dev/null || { echo "cannot connect to PostgreSQL: run scripts/install.sh first" >&2; exit 1; }
-installed=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)
-missing=()
-for requirement in "${REQUIREMENTS[@]}"; do
-    grep -qixF "$requirement" <<<"$installed" || missing+=("$requirement")
-done
-if ((${#missing[@]})); then
-    python3 -c 'import ensurepip, venv' 2>/dev/null ||
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; }
-    [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-    say "installing ${missing[*]} into $VENV"
-    "$VENV/bin/python" -m pip install -q --progress-bar off "${REQUIREMENTS[@]}"
-fi
+ensure_reference_venv
 mkdir -p "$OUT"
 
 step "embeddings benchmark: database $DB and corpus"
