@@ -17,6 +17,9 @@ CREATE TABLE knowledge.models (
     query_prefix text,
     passage_prefix text,
     output_name text,
+    -- Whether ONNX Runtime optimises the graph at load (transformers only): faster inference,
+    -- slower first call in each backend (bench/README.md has both figures).
+    optimize_graph boolean NOT NULL DEFAULT true,
     description text,
     -- Relative paths inside the model directory: no absolute path, no "..".
     CHECK (model_file !~ '(^/|(^|/)\.\.(/|$))' AND tokenizer_file !~ '(^/|(^|/)\.\.(/|$))')

@@ -5,13 +5,12 @@
 //! arguments. STRICT: a NULL document or cfg gives no rows.
 
 use crate::chunking::{notice_truncation, with_chunking_model};
-use crate::embedding::embed_texts;
+use crate::embedding::embed_optional;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::{self, with_model, LEXICAL};
 use crate::vector::Vector;
 use pg_chunk_core::config::Strategy;
-use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::offsets::CharCursor;
 use pg_chunk_core::sentences::split_sentences as split_units;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
@@ -122,9 +121,10 @@ fn chunk_explain(
     Ok(TableIterator::new(rows))
 }
 
-type ChunkRow = (i32, String, i32, i32, i32, JsonB);
+pub type ChunkRow = (i32, String, i32, i32, i32, JsonB);
 
-fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> {
+/// The rows of `knowledge.chunk(doc, cfg)`.
+pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> {
     let chunks = with_chunking_model(cfg, |cfg, embedder, tokens| chunk_document(doc, cfg, embedder, tokens))?;
     let mut cursor = CharCursor::new(doc);
     let mut rows = Vec::with_capacity(chunks.len());
@@ -153,7 +153,7 @@ fn semantic_config(cfg: &Value) -> Result<ChunkConfig, ChunkError> {
 
 /// SQL `int` for a count or offset. Documents are at most 1 GB (PostgreSQL's limit on a
 /// value), so every offset fits; saturating keeps this total anyway.
-fn sql_int(n: usize) -> i32 {
+pub fn sql_int(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
@@ -209,7 +209,8 @@ fn embedding_stats() -> TableIterator<
     TableIterator::new(models::stats().into_iter().map(|(name, s)| (name, s.loads, s.load_ms, s.sentences_embedded, s.cache_hits, s.embed_ms)))
 }
 
-/// Embeds the non-NULL inputs in one batched call; NULL inputs get NULL.
+/// Embeds the inputs in one batched call with `model` (NULL: the default model), with a NOTICE
+/// if the model truncated any.
 fn embed_inputs(inputs: &[Option<&str>], model: Option<&str>, role: &str) -> Result<Vec<Option<Vector>>, Error> {
     let role = match role {
         "passage" => Role::Passage,
@@ -217,14 +218,7 @@ fn embed_inputs(inputs: &[Option<&str>], model: Option<&str>, role: &str) -> Res
         other => return Err(ChunkError::config("role", format!("\"{other}\""), "must be \"query\" or \"passage\"").into()),
     };
     let name = model.map_or_else(gucs::default_model, str::to_string);
-    let texts: Vec<&str> = inputs.iter().flatten().copied().collect();
-    let vectors = if name == LEXICAL {
-        lexical_embeddings(&texts)
-    } else {
-        let embedded = with_model(&name, |m| embed_texts(&name, m, &texts, role))?.map_err(|e| Error::Embed { source: e, model: name.clone(), setting: "knowledge.models" })?;
-        notice_truncation(&name, embedded.truncated);
-        embedded.vectors
-    };
-    let mut rows = vectors.data.chunks_exact(vectors.dim.max(1)).map(|v| Some(Vector(v.to_vec())));
-    Ok(inputs.iter().map(|input| input.and_then(|_| rows.next().flatten())).collect())
+    let embedded = embed_optional(inputs, &name, role)?;
+    notice_truncation(&name, embedded.truncated);
+    Ok(embedded.vectors)
 }

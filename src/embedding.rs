@@ -1,8 +1,11 @@
 //! Embedding texts with a loaded model through the per-backend cache, and the adapter that lets
 //! the chunking core use a model as its embedder and token counter.
 
+use crate::errors::Error;
 use crate::gucs;
-use crate::models::record;
+use crate::models::{record, with_model, LEXICAL};
+use crate::vector::Vector;
+use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::curve::Embeddings;
 use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::size::TokenCounter;
@@ -73,6 +76,27 @@ pub fn embed_texts(name: &str, model: &mut dyn SentenceModel, texts: &[&str], ro
         stats.embed_ms += started.elapsed().as_secs_f64() * 1000.0;
     });
     Ok(Embedded { vectors: Embeddings::new(dim, data), truncated })
+}
+
+/// Vectors for the non-NULL inputs (NULL for NULL ones), embedded in one batched call, and how
+/// many inputs the model truncated.
+pub struct EmbeddedRows {
+    pub vectors: Vec<Option<Vector>>,
+    pub truncated: usize,
+}
+
+/// Embeds `inputs` with the model `name` (a registered model or lexical), skipping NULLs.
+pub fn embed_optional(inputs: &[Option<&str>], name: &str, role: Role) -> Result<EmbeddedRows, Error> {
+    let texts: Vec<&str> = inputs.iter().flatten().copied().collect();
+    let (vectors, truncated) = if name == LEXICAL {
+        (lexical_embeddings(&texts), 0)
+    } else {
+        let embedded = with_model(name, |m| embed_texts(name, m, &texts, role))?.map_err(|e| Error::Embed { source: e, model: name.to_string(), setting: "knowledge.models" })?;
+        (embedded.vectors, embedded.truncated)
+    };
+    let mut rows = vectors.data.chunks_exact(vectors.dim.max(1)).map(|v| Some(Vector(v.to_vec())));
+    let vectors = inputs.iter().map(|input| input.and_then(|_| rows.next().flatten())).collect();
+    Ok(EmbeddedRows { vectors, truncated })
 }
 
 fn with_cache<R>(f: impl FnOnce(&mut EmbeddingCache) -> R) -> R {

@@ -31,6 +31,12 @@ static BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
 /// with another cfg then re-embeds nothing; 64 MB holds about 40,000 MiniLM sentences.
 static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 
+/// Whether the triggers on knowledge.documents keep knowledge.chunks in step. On by default;
+/// a restore turns it off for its session (PGOPTIONS='-c pg_chunk.maintain_chunks=off'), because
+/// the dump already holds the chunks and embeddings the triggers would recompute. Read by the
+/// triggers in sql/store.sql.
+static MAINTAIN_CHUNKS: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"pg_chunk.onnxruntime_library",
@@ -38,6 +44,14 @@ pub fn init() {
         c"Loaded into each backend on the first use of a transformer model. $libdir stands for PostgreSQL's package library directory.",
         &ONNXRUNTIME_LIBRARY,
         GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_chunk.maintain_chunks",
+        c"Whether changes to knowledge.documents rechunk and re-embed them.",
+        c"Turn off only to load a dump that already holds knowledge.chunks.",
+        &MAINTAIN_CHUNKS,
+        GucContext::Userset,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(

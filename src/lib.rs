@@ -1,4 +1,5 @@
-//! pg_chunk: the SQL boundary. Every function users call is in `api.rs`; the algorithms are
+//! pg_chunk: the SQL boundary. The functions users call are in `api.rs`, the store's in
+//! `store.rs` (its tables, triggers and search are SQL, in sql/store.sql); the algorithms are
 //! in `crates/pg_chunk_core`, which knows nothing of PostgreSQL.
 
 use pgrx::prelude::*;
@@ -9,12 +10,15 @@ mod embedding;
 mod errors;
 mod gucs;
 mod models;
+mod store;
 mod vector;
 
 ::pgrx::pg_module_magic!(name, version);
 
 // The model registry comes first: functions read it at run time.
 extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
+// The store: documents, configs, chunks, triggers and search, over the functions above.
+extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks, model_file_sha256, check_chunk_config, embed]);
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 

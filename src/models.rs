@@ -3,13 +3,15 @@
 
 use crate::errors::Error;
 use crate::gucs;
-use pg_chunk_embed::{load_model, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
+use pg_chunk_embed::{load_model, EmbedError, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
 use pgrx::prelude::*;
 use serde::Deserialize;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Component, Path};
-use std::time::Instant;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::time::{Instant, SystemTime};
 
 /// The model-free embedder's reserved name.
 pub const LEXICAL: &str = "lexical";
@@ -28,6 +30,7 @@ struct ModelRow {
     query_prefix: Option<String>,
     passage_prefix: Option<String>,
     output_name: Option<String>,
+    optimize_graph: bool,
 }
 
 struct Loaded {
@@ -50,6 +53,39 @@ thread_local! {
     // A backend is a single-threaded process: per-backend state is thread_local + RefCell.
     static LOADED: RefCell<HashMap<String, Loaded>> = RefCell::new(HashMap::new());
     static STATS: RefCell<BTreeMap<String, ModelStats>> = const { RefCell::new(BTreeMap::new()) };
+    /// sha256 of model files this backend has hashed, by path, size and modification time.
+    static FILE_HASHES: RefCell<HashMap<(PathBuf, u64, SystemTime), String>> = RefCell::new(HashMap::new());
+}
+
+/// The sha256 (lowercase hex) of the model file `name` is registered with: what
+/// `knowledge.embedding_runs` records, so a run says exactly which weights made its vectors.
+/// Hashed once per backend while the file's size and modification time stay the same.
+pub fn model_file_sha256(name: &str) -> Result<String, Error> {
+    let (spec, _) = model_spec(name)?;
+    let path = spec.model_file.clone();
+    let unreadable = |error: std::io::Error| Error::Registry(format!("cannot read model file {}: {error}", path.display()));
+    let metadata = match std::fs::metadata(&path) {
+        Ok(metadata) if metadata.is_file() => metadata,
+        _ => return Err(Error::embed(EmbedError::MissingFile { path: path.clone(), what: "model file" }, &spec)),
+    };
+    let key = (path.clone(), metadata.len(), metadata.modified().map_err(unreadable)?);
+    if let Some(hash) = FILE_HASHES.with_borrow(|hashes| hashes.get(&key).cloned()) {
+        return Ok(hash);
+    }
+    let mut file = std::fs::File::open(&path).map_err(unreadable)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    loop {
+        check_for_interrupts!();
+        let read = file.read(&mut buffer).map_err(unreadable)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+    }
+    let hash: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
+    FILE_HASHES.with_borrow_mut(|hashes| hashes.insert(key, hash.clone()));
+    Ok(hash)
 }
 
 /// Runs `f` with the model named `name`, loading it first if this backend has not yet (or if
@@ -101,6 +137,7 @@ fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
         query_prefix: row.query_prefix,
         passage_prefix: row.passage_prefix,
         output_name: row.output_name,
+        optimize_graph: row.optimize_graph,
         name: row.name,
     };
     Ok((spec, row_json))

@@ -56,3 +56,58 @@ pub fn sqlstate_of(client: &mut Client, query: &str) -> String {
 pub fn sample_document() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.txt")).unwrap()
 }
+
+/// A connection to a database of its own, `pg_chunk_test_<name>`, made afresh with pg_chunk in
+/// it: for tests that change the store's configs or count every row, so they cannot disturb
+/// (or be disturbed by) tests running beside them.
+pub fn fresh_database(name: &str) -> Client {
+    let database = format!("pg_chunk_test_{name}");
+    let mut admin = connect_to("postgres");
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).unwrap();
+    admin.batch_execute(&format!("CREATE DATABASE {database}")).unwrap();
+    let mut client = connect_to(&database);
+    client.batch_execute("SET client_min_messages = warning; CREATE EXTENSION pg_chunk CASCADE").unwrap();
+    client
+}
+
+/// Another connection to a database made by `fresh_database`.
+pub fn connect_database(name: &str) -> Client {
+    connect_to(&format!("pg_chunk_test_{name}"))
+}
+
+/// The `psql`-style connection string of a test database, for pg_dump and friends.
+pub fn connection_string(database: &str) -> String {
+    params(database)
+}
+
+/// Rows where knowledge.chunks differs from what the store promises, as descriptions (empty
+/// when it holds): for every document and each config it is chunked with, exactly the rows of
+/// knowledge.chunk(content, effective_cfg), each embedded as knowledge.embed gives its content
+/// (cosine distance under 1e-4; a transformer batches them), with the tsvector of its content
+/// in the document's language and the model of its config.
+pub fn store_mismatches(client: &mut Client) -> Vec<String> {
+    let query = "
+        WITH expected AS (
+            SELECT d.id AS document_id, c.name AS chunk_config, e.chunk_index, e.content, e.char_offset,
+                   e.char_length, e.token_count, e.metadata
+            FROM knowledge.documents AS d
+            CROSS JOIN LATERAL knowledge.document_configs(d.chunk_config) AS c
+            CROSS JOIN LATERAL knowledge.chunk(d.content, c.effective_cfg) AS e
+        ), stored AS (
+            SELECT document_id, chunk_config, chunk_index, content, char_offset, char_length, token_count, metadata
+            FROM knowledge.chunks
+        )
+        SELECT 'missing: ' || row_to_json(x)::text FROM (SELECT * FROM expected EXCEPT ALL SELECT * FROM stored) AS x
+        UNION ALL
+        SELECT 'extra: ' || row_to_json(x)::text FROM (SELECT * FROM stored EXCEPT ALL SELECT * FROM expected) AS x
+        UNION ALL
+        SELECT 'vector: chunk ' || c.id FROM knowledge.chunks AS c
+        WHERE c.embedding IS NULL OR (c.embedding <=> knowledge.embed(c.content, c.model)) > 1e-4
+        UNION ALL
+        SELECT 'tsv or model: chunk ' || c.id FROM knowledge.chunks AS c
+        JOIN knowledge.documents AS d ON d.id = c.document_id
+        JOIN knowledge.chunk_configs AS cc ON cc.name = c.chunk_config
+        JOIN knowledge.embedding_runs AS r ON r.id = c.run_id
+        WHERE c.tsv IS DISTINCT FROM to_tsvector(d.language, c.content) OR c.model <> cc.model OR r.model <> c.model";
+    client.query(query, &[]).unwrap().iter().map(|row| row.get(0)).collect()
+}

@@ -1,7 +1,8 @@
 """Embeds the benchmark sentences with all-MiniLM-L6-v2 in plain ONNX Runtime, outside PostgreSQL.
 
 The baseline pg_chunk's SQL embeddings are compared against: the same work the extension does,
-from the same installed files, with the same ONNX Runtime release.
+from the same installed files, with the same ONNX Runtime release. run.sh passes the files and
+the graph optimisation setting that knowledge.models registers.
 
   tokenize   each sentence with tokenizer.json on one thread, truncated at 256 tokens ([CLS]/[SEP]
              included), no padding from the file
@@ -33,16 +34,18 @@ MAX_TOKENS = 256
 
 
 class MiniLM:
-    def __init__(self, model_dir):
-        self.tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    def __init__(self, model_file, tokenizer_file, optimize_graph):
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.pad_id = self.tokenizer.token_to_id("[PAD]") or 0
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
+        if not optimize_graph:
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         self.session = onnxruntime.InferenceSession(
-            str(model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
+            str(model_file), options, providers=["CPUExecutionProvider"]
         )
 
     def embed(self, texts, batch_size, stages):
@@ -86,13 +89,15 @@ class MiniLM:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", type=Path, default=Path("/usr/share/postgresql/15/pg_chunk/models/all-minilm-l6-v2"))
+    parser.add_argument("--model-file", type=Path, required=True)
+    parser.add_argument("--tokenizer-file", type=Path, required=True)
+    parser.add_argument("--no-graph-optimization", action="store_true", help="as knowledge.models.optimize_graph = false")
     parser.add_argument("--sentences", type=Path, required=True, help="one sentence per line")
     parser.add_argument("--batch-size", type=int, default=16)
     args = parser.parse_args()
 
     texts = args.sentences.read_text(encoding="utf-8").splitlines()
-    model = MiniLM(args.model_dir)
+    model = MiniLM(args.model_file, args.tokenizer_file, not args.no_graph_optimization)
     model.embed(["warm up"], args.batch_size, {"tokenize": 0.0, "pad": 0.0, "run": 0.0, "pool": 0.0})
 
     stages = {"tokenize": 0.0, "pad": 0.0, "run": 0.0, "pool": 0.0}

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::{TensorElementType, TensorRef, ValueType};
 use tokenizers::{Encoding, Tokenizer};
@@ -43,7 +44,13 @@ impl TransformerModel {
         let (counting_tokenizer, pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
         let input_tokenizer = truncating_copy(&counting_tokenizer, spec.max_tokens)?;
         let environment = runtime::environment(&runtime_options.library_path)?;
+        let optimization = if spec.optimize_graph {
+            GraphOptimizationLevel::All
+        } else {
+            GraphOptimizationLevel::Disable
+        };
         let mut builder = Session::builder(&environment)?
+            .with_optimization_level(optimization)?
             .with_intra_threads(runtime_options.threads.max(1))?
             .with_inter_threads(1)?
             // Spinning threads would burn CPU between runs in a backend that does other work.

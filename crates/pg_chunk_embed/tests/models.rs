@@ -81,6 +81,20 @@ fn minilm_vectors_are_384_d_and_unit_norm() {
 }
 
 #[test]
+fn minilm_without_graph_optimisation_gives_the_same_vectors() {
+    let optimised = minilm_spec();
+    let plain = ModelSpec { optimize_graph: false, ..optimised.clone() };
+    let texts = mixed_lengths();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let expected = embed(load(&optimised).as_mut(), &texts, 16);
+    let got = embed(load(&plain).as_mut(), &texts, 16);
+    for (index, (a, b)) in expected.rows().zip(got.rows()).enumerate() {
+        let cosine = dot(a, b) / (norm(a) * norm(b));
+        assert!(cosine >= 0.999, "text {index}: cosine {cosine}");
+    }
+}
+
+#[test]
 fn minilm_puts_similar_sentences_closer_than_unrelated_ones() {
     let mut model = load(&minilm_spec());
     let output = embed(model.as_mut(), &[SIMILAR_A, SIMILAR_B, UNRELATED], 16);

@@ -36,6 +36,7 @@ pub fn minilm_spec() -> ModelSpec {
         query_prefix: None,
         passage_prefix: None,
         output_name: None,
+        optimize_graph: true,
     }
 }
 
@@ -54,5 +55,6 @@ pub fn potion_spec() -> ModelSpec {
         query_prefix: None,
         passage_prefix: None,
         output_name: None,
+        optimize_graph: true,
     }
 }

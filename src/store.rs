@@ -1,0 +1,76 @@
+//! The SQL functions the knowledge store (sql/store.sql) is built on: chunks with their
+//! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs.
+
+use crate::api::chunk_rows;
+use crate::embedding::embed_optional;
+use crate::errors::Error;
+use crate::gucs;
+use crate::models::{self, LEXICAL};
+use crate::vector::Vector;
+use pg_chunk_core::ChunkConfig;
+use pg_chunk_embed::Role;
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+
+/// The chunks of `doc` exactly as `knowledge.chunk(doc, cfg)` gives them, each with the
+/// embedding of its content by `model` (NULL: `cfg.model`, else pg_chunk.default_model), as a
+/// passage. Chunks longer than the model's max_tokens are embedded from their start; unlike
+/// `embed`, that raises no NOTICE, since long chunks are normal here.
+#[pg_extern(stable, parallel_safe)]
+fn embed_chunks(
+    doc: Option<&str>,
+    cfg: default!(Option<JsonB>, "'{}'"),
+    model: default!(Option<&str>, "NULL"),
+) -> Result<
+    TableIterator<
+        'static,
+        (
+            name!(chunk_index, i32),
+            name!(content, String),
+            name!(char_offset, i32),
+            name!(char_length, i32),
+            name!(token_count, i32),
+            name!(metadata, JsonB),
+            name!(model, String),
+            name!(embedding, Option<Vector>),
+        ),
+    >,
+    ErrorReport,
+> {
+    let (Some(doc), Some(cfg)) = (doc, cfg) else { return Ok(TableIterator::new(Vec::new())) };
+    let rows = chunks_with_embeddings(doc, &cfg.0, model).map_err(|e| e.report("embed_chunks"))?;
+    Ok(TableIterator::new(rows))
+}
+
+type EmbeddedChunkRow = (i32, String, i32, i32, i32, JsonB, String, Option<Vector>);
+
+fn chunks_with_embeddings(doc: &str, cfg: &serde_json::Value, model: Option<&str>) -> Result<Vec<EmbeddedChunkRow>, Error> {
+    let cfg = ChunkConfig::parse(cfg)?;
+    let model = model.map(str::to_string).or_else(|| cfg.model.clone()).unwrap_or_else(gucs::default_model);
+    let chunks = chunk_rows(doc, &cfg)?;
+    let texts: Vec<Option<&str>> = chunks.iter().map(|c| Some(c.1.as_str())).collect();
+    let embedded = embed_optional(&texts, &model, Role::Passage)?;
+    Ok(chunks
+        .into_iter()
+        .zip(embedded.vectors)
+        .map(|((index, content, offset, length, tokens, metadata), vector)| (index, content, offset, length, tokens, metadata, model.clone(), vector))
+        .collect())
+}
+
+/// The sha256 of the weights file `model` is registered with (NULL for lexical, which has
+/// none): knowledge.embedding_runs records it, so each stored vector says which weights made it.
+#[pg_extern(volatile, parallel_safe, strict)]
+fn model_file_sha256(model: &str) -> Result<Option<String>, ErrorReport> {
+    if model == LEXICAL {
+        return Ok(None);
+    }
+    models::model_file_sha256(model).map(Some).map_err(|e| e.report("model_file_sha256"))
+}
+
+/// True for a cfg that knowledge.chunk accepts; otherwise raises 22023 naming the key, as
+/// knowledge.chunk would. knowledge.chunk_configs checks its cfg column with it.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn check_chunk_config(cfg: JsonB) -> Result<bool, ErrorReport> {
+    ChunkConfig::parse(&cfg.0).map(|_| true).map_err(|e| Error::from(e).report("check_chunk_config"))
+}

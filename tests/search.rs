@@ -1,0 +1,151 @@
+//! knowledge.search on a corpus written for it (tests/fixtures/search_corpus.json: 36 short
+//! documents on distinct topics, 20 questions with the document that answers each): recall@5
+//! in each mode, with the default config (semantic chunks, all-MiniLM-L6-v2). Hybrid must find
+//! the answer for at least 90% of the questions; every mode's figure is printed
+//! (`cargo test -p pg_chunk_client_tests --test search -- --nocapture`).
+
+use pg_chunk_client_tests::{fresh_database, sqlstate_of};
+use postgres::Client;
+use serde_json::Value;
+
+fn corpus() -> Value {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search_corpus.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn load_corpus(name: &str) -> (Client, Value) {
+    let mut client = fresh_database(name);
+    let corpus = corpus();
+    for document in corpus["documents"].as_array().unwrap() {
+        client
+            .execute(
+                "INSERT INTO knowledge.documents (title, content, metadata) VALUES ($1, $2, jsonb_build_object('title', $1::text))",
+                &[&document["title"].as_str().unwrap(), &document["content"].as_str().unwrap()],
+            )
+            .unwrap();
+    }
+    (client, corpus)
+}
+
+/// Titles of the documents of the top-k chunks for `question`.
+fn found_titles(client: &mut Client, question: &str, options: &str) -> Vec<String> {
+    client
+        .query(
+            "SELECT d.title FROM knowledge.search($1, 5, $2::text::jsonb) AS s JOIN knowledge.documents AS d ON d.id = s.document_id ORDER BY s.score DESC",
+            &[&question, &options],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+#[test]
+fn hybrid_search_finds_the_answer_to_nine_questions_in_ten() {
+    let (mut client, corpus) = load_corpus("search");
+    let questions = corpus["questions"].as_array().unwrap();
+    let mut recall = Vec::new();
+    for mode in ["hybrid", "vector", "text"] {
+        let options = format!(r#"{{"mode": "{mode}"}}"#);
+        let mut missed = Vec::new();
+        for q in questions {
+            let titles = found_titles(&mut client, q["question"].as_str().unwrap(), &options);
+            assert!(titles.len() <= 5);
+            if !titles.iter().any(|t| t == q["answer"].as_str().unwrap()) {
+                missed.push(q["question"].as_str().unwrap().to_string());
+            }
+        }
+        let share = 1.0 - missed.len() as f64 / questions.len() as f64;
+        println!("recall@5 {mode}: {share:.2} ({} of {}); missed: {missed:?}", questions.len() - missed.len(), questions.len());
+        recall.push((mode, share));
+    }
+    assert!(recall[0].1 >= 0.9, "hybrid recall@5 {recall:?}");
+}
+
+#[test]
+fn search_ranks_fuse_filter_and_fall_back_below_min_score() {
+    let (mut client, corpus) = load_corpus("search_options");
+    let question = corpus["questions"][0]["question"].as_str().unwrap().to_string();
+    let answer = corpus["questions"][0]["answer"].as_str().unwrap().to_string();
+
+    // Reciprocal rank fusion: each score is the sum of 1 / (60 + rank) over the lists it is in.
+    let rows = client.query("SELECT score, vector_rank, text_rank FROM knowledge.search($1, 10)", &[&question]).unwrap();
+    assert!(!rows.is_empty());
+    for row in &rows {
+        let (score, vector_rank, text_rank): (f64, Option<i32>, Option<i32>) = (row.get(0), row.get(1), row.get(2));
+        let expected = vector_rank.map_or(0.0, |r| 1.0 / (60.0 + r as f64)) + text_rank.map_or(0.0, |r| 1.0 / (60.0 + r as f64));
+        assert!((score - expected).abs() < 1e-12, "score {score}, ranks {vector_rank:?} {text_rank:?}");
+    }
+    let scores: Vec<f64> = rows.iter().map(|r| r.get(0)).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "ordered by score: {scores:?}");
+
+    // Vector mode gives only vector ranks, text mode only text ranks.
+    let vector_only = client.query("SELECT text_rank FROM knowledge.search($1, 5, '{\"mode\": \"vector\"}') WHERE text_rank IS NOT NULL", &[&question]).unwrap();
+    assert!(vector_only.is_empty());
+    let text_only = client.query("SELECT vector_rank FROM knowledge.search('winter bees', 5, '{\"mode\": \"text\"}')", &[]).unwrap();
+    assert!(!text_only.is_empty() && text_only.iter().all(|r| r.get::<_, Option<i32>>(0).is_none()));
+
+    // Filters: document ids and document metadata.
+    let answer_id: i64 = client.query_one("SELECT id FROM knowledge.documents WHERE title = $1", &[&answer]).unwrap().get(0);
+    let other_id: i64 = client.query_one("SELECT min(id) FROM knowledge.documents WHERE title <> $1", &[&answer]).unwrap().get(0);
+    let by_ids: Vec<i64> = client
+        .query("SELECT DISTINCT document_id FROM knowledge.search($1, 5, jsonb_build_object('document_ids', jsonb_build_array($2::bigint)))", &[&question, &other_id])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(by_ids, [other_id]);
+    let by_metadata: Vec<i64> = client
+        .query("SELECT DISTINCT document_id FROM knowledge.search($1, 5, jsonb_build_object('metadata', jsonb_build_object('title', $2::text)))", &[&question, &answer])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(by_metadata, [answer_id]);
+
+    // min_score: results that pass it, or, when none does, the best k anyway, flagged.
+    let strict: Vec<(f64, bool)> = client
+        .query("SELECT similarity, below_min_score FROM knowledge.search($1, 5, '{\"min_score\": 0.3}')", &[&question])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert!(!strict.is_empty() && strict.iter().all(|&(s, below)| s >= 0.3 && !below), "{strict:?}");
+    let impossible: Vec<bool> = client
+        .query("SELECT below_min_score FROM knowledge.search($1, 5, '{\"min_score\": 0.9999}')", &[&question])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(impossible, [true; 5]);
+
+    // An empty query finds nothing, and is not an error.
+    assert_eq!(client.query("SELECT * FROM knowledge.search('  ')", &[]).unwrap().len(), 0);
+    assert_eq!(sqlstate_of(&mut client, "SELECT * FROM knowledge.search(NULL)"), "00000");
+}
+
+#[test]
+fn search_honours_row_level_security_on_documents() {
+    let (mut client, _) = load_corpus("search_rls");
+    client
+        .batch_execute(
+            "DROP ROLE IF EXISTS pgchunk_reader;
+             CREATE ROLE pgchunk_reader;
+             GRANT SELECT ON knowledge.documents, knowledge.chunks TO pgchunk_reader;
+             ALTER TABLE knowledge.documents ENABLE ROW LEVEL SECURITY;
+             CREATE POLICY only_bees ON knowledge.documents FOR SELECT TO pgchunk_reader USING (content ILIKE '%bee%');",
+        )
+        .unwrap();
+    let all: i64 = client.query_one("SELECT count(DISTINCT document_id) FROM knowledge.search('insects and honey', 20)", &[]).unwrap().get(0);
+    let mut transaction = client.transaction().unwrap();
+    transaction.batch_execute("SET LOCAL ROLE pgchunk_reader").unwrap();
+    let visible: Vec<String> = transaction
+        .query("SELECT d.content FROM knowledge.search('insects and honey', 20) AS s JOIN knowledge.documents AS d ON d.id = s.document_id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    transaction.rollback().unwrap();
+    assert!(all > 1);
+    assert!(!visible.is_empty() && visible.iter().all(|c| c.to_lowercase().contains("bee")), "{visible:?}");
+}

@@ -1,0 +1,299 @@
+//! The knowledge store over real connections: triggers keep knowledge.chunks exactly what
+//! knowledge.chunk gives (embeddings and tsvectors included) through inserts, updates, deletes,
+//! rollbacks, several configs, mirrored user tables, concurrent writers and a dump and restore.
+//! Each test has a database of its own; most embed with the static model to stay quick.
+
+use pg_chunk_client_tests::{connect_database, connection_string, fresh_database, sample_document, sqlstate_of, store_mismatches};
+use postgres::Client;
+use std::process::Command;
+use std::thread;
+
+/// A short document of `i`'s own mix of two topics, so documents differ and chunk apart.
+fn topic_document(i: usize) -> String {
+    let topics = [
+        "Bees keep the hive warm in winter by clustering and shivering their flight muscles. The queen stays in the middle of the cluster.",
+        "Volcanoes erupt when magma rises through cracks in the crust. Lava cools into basalt and pumice.",
+        "Sourdough bread rises because wild yeast and lactic bacteria ferment the dough. A starter is fed flour and water daily.",
+        "PostgreSQL's vacuum reclaims space from dead row versions. Autovacuum runs it when enough rows have changed.",
+        "Glaciers carve valleys into a U shape as they slide downhill. Their ice can be thousands of years old.",
+    ];
+    format!("Document {i}. {} {}\n\n{}", topics[i % 5], topics[(i + 2) % 5], topics[(i + 3) % 5])
+}
+
+/// A fresh database whose default config embeds with the static model.
+fn store_database(name: &str) -> Client {
+    let mut client = fresh_database(name);
+    client.batch_execute("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default'").unwrap();
+    client
+}
+
+fn assert_store_exact(client: &mut Client, when: &str) {
+    let mismatches = store_mismatches(client);
+    assert!(mismatches.is_empty(), "{when}: {} mismatches, first {:?}", mismatches.len(), &mismatches[..mismatches.len().min(5)]);
+}
+
+fn count(client: &mut Client, query: &str) -> i64 {
+    client.query_one(query, &[]).unwrap().get(0)
+}
+
+fn insert_document(client: &mut Client, content: &str) -> i64 {
+    client.query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&content]).unwrap().get(0)
+}
+
+#[test]
+fn inserts_updates_deletes_and_rollbacks_keep_chunks_exact() {
+    let mut client = store_database("dml");
+    let sample = insert_document(&mut client, &sample_document());
+    let ids: Vec<i64> = (0..5).map(|i| insert_document(&mut client, &topic_document(i))).collect();
+    assert!(count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {sample}")) > 1);
+    assert_store_exact(&mut client, "after inserts");
+
+    // Same content again: nothing is redone (the chunks keep their ids).
+    let before: Vec<i64> = client.query("SELECT id FROM knowledge.chunks ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    client.execute("UPDATE knowledge.documents SET content = content, title = 'renamed' WHERE id = $1", &[&ids[0]]).unwrap();
+    let after: Vec<i64> = client.query("SELECT id FROM knowledge.chunks ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(before, after, "an update that keeps the content must not rechunk");
+
+    // New content, a new language, then a delete.
+    client.execute("UPDATE knowledge.documents SET content = $2 WHERE id = $1", &[&ids[1], &topic_document(7)]).unwrap();
+    client.execute("UPDATE knowledge.documents SET language = 'simple' WHERE id = $1", &[&ids[2]]).unwrap();
+    client.execute("DELETE FROM knowledge.documents WHERE id = $1", &[&ids[3]]).unwrap();
+    assert_eq!(count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {}", ids[3])), 0);
+    assert_store_exact(&mut client, "after updates and a delete");
+
+    // A rolled-back transaction leaves nothing behind.
+    let chunks_before = count(&mut client, "SELECT count(*) FROM knowledge.chunks");
+    let mut transaction = client.transaction().unwrap();
+    let id: i64 = transaction.query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&topic_document(9)]).unwrap().get(0);
+    transaction.execute("UPDATE knowledge.documents SET content = 'Replaced. Entirely new text.' WHERE id = $1", &[&ids[4]]).unwrap();
+    let inside: i64 = transaction.query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = $1", &[&id]).unwrap().get(0);
+    assert!(inside > 0, "chunks exist inside the transaction");
+    transaction.rollback().unwrap();
+    assert_eq!(count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {id}")), 0);
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.chunks"), chunks_before);
+    assert_store_exact(&mut client, "after a rollback");
+}
+
+#[test]
+fn the_default_config_embeds_with_the_default_transformer_model() {
+    let mut client = fresh_database("default_model");
+    insert_document(&mut client, &topic_document(1));
+    let models: Vec<String> = client.query("SELECT DISTINCT model FROM knowledge.chunks", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(models, ["all-minilm-l6-v2"]);
+    assert_store_exact(&mut client, "MiniLM");
+    // The run records the weights: the sha256 of the installed file the model row names.
+    let row = client.query_one("SELECT r.model_sha256, r.dimension, r.normalized FROM knowledge.embedding_runs AS r", &[]).unwrap();
+    let (sha, dimension, normalized): (String, i32, bool) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!((sha.len(), dimension, normalized), (64, 384, true));
+    let file: String = client.query_one("SELECT current_setting('pg_chunk.model_dir') || '/' || model_file FROM knowledge.models WHERE name = 'all-minilm-l6-v2'", &[]).unwrap().get(0);
+    let file = file.replace("$sharedir", "/usr/share/postgresql/15");
+    let output = Command::new("sha256sum").arg(&file).output().unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with(&sha), "{file}: {output:?}");
+}
+
+#[test]
+fn several_active_configs_each_keep_their_own_chunks() {
+    let mut client = store_database("configs");
+    let shared = insert_document(&mut client, &topic_document(0));
+    client
+        .batch_execute(
+            "INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES
+                 ('small', '{\"strategy\": \"fixed\", \"max_size\": 120, \"overlap\": 0}', 'potion-base-8m')",
+        )
+        .unwrap();
+    // A new active config applies to documents written from now on; rechunk_all brings in the rest.
+    assert_eq!(count(&mut client, "SELECT knowledge.rechunk_all('small')"), 1);
+    let only_small = client
+        .query_one("INSERT INTO knowledge.documents (content, chunk_config) VALUES ($1, 'small') RETURNING id", &[&topic_document(1)])
+        .unwrap()
+        .get::<_, i64>(0);
+    let both = insert_document(&mut client, &topic_document(2));
+    for (id, configs) in [(shared, "default,small"), (only_small, "small"), (both, "default,small")] {
+        let got: String = client
+            .query_one("SELECT string_agg(DISTINCT chunk_config, ',' ORDER BY chunk_config) FROM knowledge.chunks WHERE document_id = $1", &[&id])
+            .unwrap()
+            .get(0);
+        assert_eq!(got, configs, "document {id}");
+    }
+    assert_store_exact(&mut client, "two active configs");
+
+    // Moving a document to one config drops the other's chunks; deactivating keeps existing ones.
+    client.execute("UPDATE knowledge.documents SET chunk_config = 'default' WHERE id = $1", &[&both]).unwrap();
+    assert_store_exact(&mut client, "after a document changed config");
+    client.batch_execute("UPDATE knowledge.chunk_configs SET active = false WHERE name = 'small'").unwrap();
+    assert!(count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'small'") > 0);
+    assert_eq!(count(&mut client, "SELECT knowledge.rechunk_all()"), 3);
+    assert_store_exact(&mut client, "after deactivating a config and rechunking");
+}
+
+#[test]
+fn rechunk_replaces_chunks_and_reports_progress() {
+    let mut client = store_database("rechunk");
+    let ids: Vec<i64> = (0..5).map(|i| insert_document(&mut client, &topic_document(i))).collect();
+    let old_ids = count(&mut client, "SELECT max(id) FROM knowledge.chunks");
+    let written: i32 = client.query_one("SELECT knowledge.rechunk($1, 'default')", &[&ids[0]]).unwrap().get(0);
+    assert_eq!(i64::from(written), count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {}", ids[0])));
+    assert!(count(&mut client, &format!("SELECT min(id) FROM knowledge.chunks WHERE document_id = {}", ids[0])) > old_ids, "rewritten rows");
+    assert_store_exact(&mut client, "after rechunk");
+
+    let (mut notices_client, notices) = {
+        let mut config: postgres::Config = connection_string("pg_chunk_test_rechunk").parse().unwrap();
+        let notices = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = notices.clone();
+        config.notice_callback(move |n| sink.lock().unwrap().push(n.message().to_string()));
+        (config.connect(postgres::NoTls).unwrap(), notices)
+    };
+    let done: i64 = notices_client.query_one("SELECT knowledge.rechunk_all('default', 2)", &[]).unwrap().get(0);
+    assert_eq!(done, 5);
+    let progress: Vec<String> = notices.lock().unwrap().iter().filter(|n| n.starts_with("rechunk_all")).cloned().collect();
+    assert_eq!(progress, ["rechunk_all: 2 of 5 documents", "rechunk_all: 4 of 5 documents", "rechunk_all: 5 of 5 documents"]);
+    assert_store_exact(&mut client, "after rechunk_all");
+}
+
+#[test]
+fn store_errors_have_deliberate_sqlstates() {
+    let mut client = store_database("errors");
+    insert_document(&mut client, &topic_document(0));
+    let cases = [
+        ("INSERT INTO knowledge.chunk_configs (name, cfg) VALUES ('bad', '{\"bogus\": 1}')", "22023"),
+        ("INSERT INTO knowledge.chunk_configs (name, cfg) VALUES ('bad', '{\"max_size\": -3}')", "22023"),
+        ("INSERT INTO knowledge.chunk_configs (name, model) VALUES ('bad', 'no-such-model')", "42704"),
+        ("INSERT INTO knowledge.documents (content, chunk_config) VALUES ('x', 'no-such-config')", "23503"),
+        ("SELECT knowledge.rechunk(123456789)", "P0002"),
+        ("SELECT knowledge.rechunk_all('no-such-config')", "42704"),
+        ("SELECT * FROM knowledge.search('bees', 5, '{\"mode\": \"psychic\"}')", "22023"),
+        ("SELECT * FROM knowledge.search('bees', 5, '{\"colour\": 1}')", "22023"),
+        ("SELECT * FROM knowledge.search('bees', 0)", "22023"),
+        ("SELECT * FROM knowledge.search('bees', 5, '{\"min_score\": \"high\"}')", "22023"),
+        ("SELECT * FROM knowledge.search('bees', 5, '{\"mode\": \"text\", \"min_score\": 0.5}')", "22023"),
+        ("SELECT * FROM knowledge.search('bees', 5, '{\"config\": \"nope\"}')", "42704"),
+        ("SELECT knowledge.attach('pg_class', 'nope', 'relname')", "42703"),
+        ("SELECT knowledge.detach('pg_class')", "42704"),
+        ("SELECT * FROM knowledge.search('bees')", "00000"),
+    ];
+    for (query, code) in cases {
+        assert_eq!(sqlstate_of(&mut client, query), code, "{query}");
+    }
+}
+
+#[test]
+fn attach_mirrors_a_table_with_an_awkward_name() {
+    let mut client = store_database("attach");
+    client
+        .batch_execute(
+            r#"CREATE TABLE "Weird Table" ("Doc ID" int PRIMARY KEY, "Body Text" text, other int);
+               INSERT INTO "Weird Table" VALUES (1, 'Bees cluster in winter. The queen stays warm.', 0),
+                                                (2, NULL, 0),
+                                                (3, 'Volcanoes erupt. Lava cools into basalt.', 0);"#,
+        )
+        .unwrap();
+    let mirrored: i64 = client.query_one(r#"SELECT knowledge.attach('"Weird Table"', 'Doc ID', 'Body Text')"#, &[]).unwrap().get(0);
+    assert_eq!(mirrored, 2, "rows with text are mirrored at attach");
+    client
+        .batch_execute(
+            r#"INSERT INTO "Weird Table" VALUES (4, 'Glaciers carve valleys. Their ice is old.', 0);
+               UPDATE "Weird Table" SET "Body Text" = 'Sourdough rises slowly. Feed the starter.' WHERE "Doc ID" = 1;
+               UPDATE "Weird Table" SET "Body Text" = 'Now it has text.' WHERE "Doc ID" = 2;
+               UPDATE "Weird Table" SET other = 5 WHERE "Doc ID" = 3;
+               DELETE FROM "Weird Table" WHERE "Doc ID" = 3;"#,
+        )
+        .unwrap();
+    let rows = client
+        .query("SELECT source, source_key, content FROM knowledge.documents WHERE attachment_id IS NOT NULL ORDER BY source_key", &[])
+        .unwrap();
+    let got: Vec<(String, String, String)> = rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
+    assert_eq!(
+        got,
+        [
+            ("\"Weird Table\"".to_string(), "1".to_string(), "Sourdough rises slowly. Feed the starter.".to_string()),
+            ("\"Weird Table\"".to_string(), "2".to_string(), "Now it has text.".to_string()),
+            ("\"Weird Table\"".to_string(), "4".to_string(), "Glaciers carve valleys. Their ice is old.".to_string()),
+        ]
+    );
+    assert_store_exact(&mut client, "mirrored table");
+    assert_eq!(sqlstate_of(&mut client, r#"SELECT knowledge.attach('"Weird Table"', 'Doc ID', 'Body Text')"#), "42710");
+
+    let deleted: i64 = client.query_one(r#"SELECT knowledge.detach('"Weird Table"')"#, &[]).unwrap().get(0);
+    assert_eq!(deleted, 3);
+    client.batch_execute(r#"INSERT INTO "Weird Table" VALUES (5, 'Not mirrored any more.', 0)"#).unwrap();
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents"), 0);
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.chunks"), 0);
+}
+
+#[test]
+fn four_concurrent_writers_end_with_exactly_the_expected_chunks() {
+    let mut client = store_database("concurrent");
+    let writers: Vec<_> = (0..4)
+        .map(|writer| {
+            thread::spawn(move || {
+                let mut client = connect_database("concurrent");
+                for i in 0..100 {
+                    let doc = topic_document(writer * 100 + i);
+                    client.execute("INSERT INTO knowledge.documents (content, metadata) VALUES ($1, jsonb_build_object('writer', $2::int))", &[&doc, &(writer as i32)]).unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("a writer failed");
+    }
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents"), 400);
+    assert_eq!(count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks"), 400);
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.embedding_runs"), 1, "one run shared by all writers");
+    assert_store_exact(&mut client, "after 4 concurrent writers");
+}
+
+/// Per store table: its name, row count and the md5 of all its rows, to compare two databases.
+fn store_contents(client: &mut Client) -> Vec<String> {
+    // The default config is made by CREATE EXTENSION in each database: all but its created_at.
+    [
+        ("chunk_configs", "(SELECT name, cfg, model, active, description FROM knowledge.chunk_configs)"),
+        ("documents", "knowledge.documents"),
+        ("embedding_runs", "knowledge.embedding_runs"),
+        ("chunks", "knowledge.chunks"),
+        ("languages", "knowledge.languages"),
+    ]
+        .iter()
+        .map(|(table, rows)| {
+            client
+                .query_one(&format!("SELECT '{table}: ' || count(*) || ' rows, md5 ' || md5(coalesce(string_agg(t::text, E'\\n' ORDER BY t::text), '')) FROM {rows} AS t"), &[])
+                .unwrap()
+                .get(0)
+        })
+        .collect()
+}
+
+#[test]
+fn pg_dump_and_restore_keep_every_document_and_chunk() {
+    // The default config as installed (a changed default row is not dumped: README, "Store").
+    let mut client = fresh_database("dump");
+    client
+        .batch_execute("INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('small', '{\"strategy\": \"fixed\", \"max_size\": 150}', 'potion-base-8m')")
+        .unwrap();
+    for i in 0..6 {
+        insert_document(&mut client, &topic_document(i));
+    }
+    let original = store_contents(&mut connect_database("dump"));
+    // An empty database to restore into (the dump creates the schema and both extensions).
+    fresh_database("restored").batch_execute("DROP EXTENSION pg_chunk; DROP EXTENSION vector; DROP SCHEMA knowledge").unwrap();
+
+    let bin = "/usr/lib/postgresql/15/bin";
+    let dump = std::env::temp_dir().join(format!("pg_chunk_dump_{}.dump", std::process::id()));
+    let status = Command::new(format!("{bin}/pg_dump")).args(["-Fc", "-f"]).arg(&dump).arg(connection_string("pg_chunk_test_dump")).status().unwrap();
+    assert!(status.success(), "pg_dump failed");
+    let output = Command::new(format!("{bin}/pg_restore"))
+        .env("PGOPTIONS", "-c pg_chunk.maintain_chunks=off")
+        .args(["--exit-on-error", "-d"])
+        .arg(connection_string("pg_chunk_test_restored"))
+        .arg(&dump)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&dump).ok();
+    assert!(output.status.success(), "pg_restore: {}", String::from_utf8_lossy(&output.stderr));
+
+    let mut restored = connect_database("restored");
+    assert_eq!(store_contents(&mut restored), original);
+    // The restored store keeps working: a new document gets chunks, ids continue.
+    restored.batch_execute("INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships. Their lamps turn.')").unwrap();
+    assert_store_exact(&mut restored, "restored database after an insert");
+}
