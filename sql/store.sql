@@ -369,6 +369,10 @@ BEGIN
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
+    IF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM knowledge.documents WHERE attachment_id = a.id;
+        RETURN NULL;
+    END IF;
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
         old_key := to_jsonb(OLD) ->> a.id_column;
     END IF;
@@ -396,7 +400,7 @@ $$;
 
 -- Mirrors source (a table) into knowledge.documents: each row with a non-NULL text becomes a
 -- document (source = the table's name, source_key = the id column's value), kept in step by
--- triggers on source. Existing rows are mirrored now. Returns the number of documents.
+-- triggers on source (TRUNCATE included). Existing rows are mirrored now. Returns the number of documents.
 CREATE FUNCTION knowledge.attach(source regclass, id_column name, text_column name,
                                  config text DEFAULT 'default', language regconfig DEFAULT 'english')
 RETURNS bigint
@@ -405,7 +409,7 @@ DECLARE
     a knowledge.attachments;
     mirrored bigint := 0;
     row_json jsonb;
-    trigger_name name := left('pg_chunk_mirror_' || source::oid::text, 63);
+    trigger_name name := 'pg_chunk_mirror_' || source::oid::text;
 BEGIN
     IF (SELECT relkind FROM pg_catalog.pg_class WHERE oid = source) NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '% is not a table', source USING ERRCODE = 'wrong_object_type';
@@ -428,6 +432,8 @@ BEGIN
     RETURNING * INTO a;
     EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION knowledge.mirror_document(%L)',
         trigger_name, source, a.id);
+    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION knowledge.mirror_document(%L)',
+        trigger_name || '_truncate', source, a.id);
     FOR row_json IN EXECUTE format('SELECT to_jsonb(t) FROM %s AS t', source) LOOP
         IF row_json ->> id_column IS NOT NULL AND row_json ->> text_column IS NOT NULL THEN
             PERFORM knowledge.mirror_row(a, row_json ->> id_column, row_json ->> text_column);
@@ -451,6 +457,7 @@ BEGIN
         RAISE EXCEPTION '% is not attached', source USING ERRCODE = 'undefined_object';
     END IF;
     EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', a.trigger_name, source);
+    EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', a.trigger_name || '_truncate', source);
     IF keep_documents THEN
         UPDATE knowledge.documents SET attachment_id = NULL WHERE attachment_id = a.id;
     ELSE
@@ -544,7 +551,8 @@ BEGIN
     IF options ? 'language' THEN
         tsq := websearch_to_tsquery((options ->> 'language')::regconfig, query);
     ELSE
-        SELECT coalesce(knowledge.tsquery_or_all(q), ''::tsquery) INTO tsq FROM (
+        -- NULL when no document has a language yet: then no chunk matches.
+        SELECT knowledge.tsquery_or_all(q) INTO tsq FROM (
             SELECT websearch_to_tsquery(l.language, query) AS q FROM knowledge.languages AS l) AS per_language;
     END IF;
 

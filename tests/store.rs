@@ -218,6 +218,12 @@ fn attach_mirrors_a_table_with_an_awkward_name() {
     client.batch_execute(r#"INSERT INTO "Weird Table" VALUES (5, 'Not mirrored any more.', 0)"#).unwrap();
     assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents"), 0);
     assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.chunks"), 0);
+
+    // Attached again, the table's rows come back; a TRUNCATE of it empties its documents.
+    let mirrored: i64 = client.query_one(r#"SELECT knowledge.attach('"Weird Table"', 'Doc ID', 'Body Text')"#, &[]).unwrap().get(0);
+    assert_eq!(mirrored, 4);
+    client.batch_execute(r#"TRUNCATE "Weird Table""#).unwrap();
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents"), 0);
 }
 
 #[test]

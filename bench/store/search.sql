@@ -1,0 +1,32 @@
+-- Search latency in one backend: each query of bench_queries searched once per mode, timed
+-- on the server (clock_timestamp around each knowledge.search call; the client round trip is
+-- not included). The query embedding is inside the time, and the embedding cache is off, so
+-- each search embeds its query (modes repeat the queries). Warm: one search per mode first.
+--   psql -d DB -v config=C -f search.sql
+-- Prints "mode<TAB>p50_ms<TAB>p95_ms<TAB>queries<TAB>mean results" rows.
+\set ON_ERROR_STOP on
+SET pg_chunk.embedding_cache_mb = 0;
+SELECT set_config('bench.config', :'config', false) AS ignored \gset
+CREATE TEMP TABLE timings (mode text, ms float8, results int);
+DO $$
+DECLARE
+    mode text;
+    q text;
+    started timestamptz;
+    n int;
+    options jsonb;
+BEGIN
+    FOREACH mode IN ARRAY ARRAY['hybrid', 'vector', 'text'] LOOP
+        options := jsonb_build_object('mode', mode, 'config', current_setting('bench.config'));
+        PERFORM count(*) FROM knowledge.search('warm up the caches', 10, options);
+        FOR q IN SELECT query FROM bench_queries ORDER BY i LOOP
+            started := clock_timestamp();
+            SELECT count(*) INTO n FROM knowledge.search(q, 10, options);
+            INSERT INTO timings VALUES (mode, extract(epoch FROM clock_timestamp() - started) * 1000, n);
+        END LOOP;
+    END LOOP;
+END
+$$;
+SELECT mode || E'\t' || round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2) || E'\t'
+       || round(percentile_cont(0.95) WITHIN GROUP (ORDER BY ms)::numeric, 2) || E'\t' || count(*) || E'\t' || round(avg(results), 1)
+FROM timings GROUP BY mode ORDER BY mode;
