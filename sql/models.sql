@@ -17,8 +17,9 @@ CREATE TABLE knowledge.models (
     query_prefix text,
     passage_prefix text,
     output_name text,
-    -- Whether ONNX Runtime optimises the graph at load (transformers only): faster inference,
-    -- slower first call in each backend (bench/README.md has both figures).
+    -- Whether ONNX Runtime optimises the graph at load (transformers only). Off for a file it
+    -- already optimised, as the installer's MiniLM copy; off for a raw export starts faster and
+    -- embeds more slowly (bench/README.md has the figures).
     optimize_graph boolean NOT NULL DEFAULT true,
     description text,
     -- Relative paths inside the model directory: no absolute path, no "..".
@@ -28,10 +29,10 @@ CREATE TABLE knowledge.models (
 COMMENT ON TABLE knowledge.models IS
 'Embedding models by name. Files are relative to pg_chunk.model_dir. Only superusers may change it.';
 
-INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens, description) VALUES
-    ('all-minilm-l6-v2', 'transformer', 'all-minilm-l6-v2/model.onnx', 'all-minilm-l6-v2/tokenizer.json', 384, 'mean', true, 256,
-     'sentence-transformers/all-MiniLM-L6-v2, int8 ONNX; English; the default model'),
-    ('potion-base-8m', 'static', 'potion-base-8m/model.safetensors', 'potion-base-8m/tokenizer.json', 256, 'mean', true, 512,
+INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens, optimize_graph, description) VALUES
+    ('all-minilm-l6-v2', 'transformer', 'all-minilm-l6-v2/model.optimized.onnx', 'all-minilm-l6-v2/tokenizer.json', 384, 'mean', true, 256, false,
+     'sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX), as ONNX Runtime optimises it at install; English; the default model'),
+    ('potion-base-8m', 'static', 'potion-base-8m/model.safetensors', 'potion-base-8m/tokenizer.json', 256, 'mean', true, 512, true,
      'minishlab/potion-base-8M static (model2vec) embeddings; English; about 50 times faster than a transformer');
 
 REVOKE ALL ON knowledge.models FROM PUBLIC;

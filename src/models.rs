@@ -53,35 +53,43 @@ thread_local! {
     // A backend is a single-threaded process: per-backend state is thread_local + RefCell.
     static LOADED: RefCell<HashMap<String, Loaded>> = RefCell::new(HashMap::new());
     static STATS: RefCell<BTreeMap<String, ModelStats>> = const { RefCell::new(BTreeMap::new()) };
-    /// sha256 of model files this backend has hashed, by path, size and modification time.
-    static FILE_HASHES: RefCell<HashMap<(PathBuf, u64, SystemTime), String>> = RefCell::new(HashMap::new());
+    /// sha256 of model weights this backend has hashed, by each file's path, size and mtime.
+    static FILE_HASHES: RefCell<HashMap<Vec<(PathBuf, u64, SystemTime)>, String>> = RefCell::new(HashMap::new());
 }
 
-/// The sha256 (lowercase hex) of the model file `name` is registered with: what
-/// `knowledge.embedding_runs` records, so a run says exactly which weights made its vectors.
-/// Hashed once per backend while the file's size and modification time stay the same.
+/// The sha256 (lowercase hex) of the weights model `name` is registered with: its model file,
+/// followed by `<model file>.data` when that exists (ONNX external weights, as in the installed
+/// MiniLM). knowledge.embedding_runs records it, so a run says exactly which weights made its
+/// vectors. Hashed once per backend while the files' sizes and modification times stay the same.
 pub fn model_file_sha256(name: &str) -> Result<String, Error> {
     let (spec, _) = model_spec(name)?;
-    let path = spec.model_file.clone();
-    let unreadable = |error: std::io::Error| Error::Registry(format!("cannot read model file {}: {error}", path.display()));
-    let metadata = match std::fs::metadata(&path) {
-        Ok(metadata) if metadata.is_file() => metadata,
-        _ => return Err(Error::embed(EmbedError::MissingFile { path: path.clone(), what: "model file" }, &spec)),
-    };
-    let key = (path.clone(), metadata.len(), metadata.modified().map_err(unreadable)?);
+    let mut weights_file = spec.model_file.clone().into_os_string();
+    weights_file.push(".data");
+    let files: Vec<PathBuf> = [spec.model_file.clone(), PathBuf::from(weights_file)].into_iter().filter(|f| f.is_file()).collect();
+    if files.first() != Some(&spec.model_file) {
+        return Err(Error::embed(EmbedError::MissingFile { path: spec.model_file.clone(), what: "model file" }, &spec));
+    }
+    let unreadable = |path: &Path, error: std::io::Error| Error::Registry(format!("cannot read model file {}: {error}", path.display()));
+    let mut key = Vec::new();
+    for file in &files {
+        let metadata = std::fs::metadata(file).map_err(|e| unreadable(file, e))?;
+        key.push((file.clone(), metadata.len(), metadata.modified().map_err(|e| unreadable(file, e))?));
+    }
     if let Some(hash) = FILE_HASHES.with_borrow(|hashes| hashes.get(&key).cloned()) {
         return Ok(hash);
     }
-    let mut file = std::fs::File::open(&path).map_err(unreadable)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
-    loop {
-        check_for_interrupts!();
-        let read = file.read(&mut buffer).map_err(unreadable)?;
-        if read == 0 {
-            break;
+    for file in &files {
+        let mut reader = std::fs::File::open(file).map_err(|e| unreadable(file, e))?;
+        loop {
+            check_for_interrupts!();
+            let read = reader.read(&mut buffer).map_err(|e| unreadable(file, e))?;
+            if read == 0 {
+                break;
+            }
+            hasher.update(&buffer[..read]);
         }
-        hasher.update(&buffer[..read]);
     }
     let hash: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
     FILE_HASHES.with_borrow_mut(|hashes| hashes.insert(key, hash.clone()));

@@ -81,13 +81,14 @@ fn the_default_config_embeds_with_the_default_transformer_model() {
     let models: Vec<String> = client.query("SELECT DISTINCT model FROM knowledge.chunks", &[]).unwrap().iter().map(|r| r.get(0)).collect();
     assert_eq!(models, ["all-minilm-l6-v2"]);
     assert_store_exact(&mut client, "MiniLM");
-    // The run records the weights: the sha256 of the installed file the model row names.
+    // The run records the weights: the sha256 of the model file the row names followed by its
+    // external weights file.
     let row = client.query_one("SELECT r.model_sha256, r.dimension, r.normalized FROM knowledge.embedding_runs AS r", &[]).unwrap();
     let (sha, dimension, normalized): (String, i32, bool) = (row.get(0), row.get(1), row.get(2));
     assert_eq!((sha.len(), dimension, normalized), (64, 384, true));
     let file: String = client.query_one("SELECT current_setting('pg_chunk.model_dir') || '/' || model_file FROM knowledge.models WHERE name = 'all-minilm-l6-v2'", &[]).unwrap().get(0);
     let file = file.replace("$sharedir", "/usr/share/postgresql/15");
-    let output = Command::new("sha256sum").arg(&file).output().unwrap();
+    let output = Command::new("sh").arg("-c").arg(format!("cat '{file}' '{file}.data' | sha256sum")).output().unwrap();
     assert!(String::from_utf8_lossy(&output.stdout).starts_with(&sha), "{file}: {output:?}");
 }
 

@@ -24,6 +24,7 @@ use std::path::PathBuf;
 pub use cache::EmbeddingCache;
 pub use error::EmbedError;
 pub use runtime::{onnxruntime_version, required_runtime_version};
+pub use transformer::optimize_transformer;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelKind {
@@ -71,8 +72,8 @@ pub struct ModelSpec {
     /// finished sentence embeddings and not pooled.
     pub output_name: Option<String>,
     /// Whether ONNX Runtime optimises the graph when the model loads (fusions, constant
-    /// folding). For int8 MiniLM that is most of the load time (about 0.4 s against 0.2 s
-    /// here) and buys faster inference; off suits backends that embed little.
+    /// folding): most of a transformer's load time. Off for a file `optimize_transformer`
+    /// already optimised (the installed MiniLM), or to start fast and embed a little slower.
     pub optimize_graph: bool,
 }
 

@@ -6,7 +6,7 @@
 
 
 use pg_chunk_embed::{
-    load_model, onnxruntime_version, EmbedError, EmbedOutput, ModelSpec, Role,
+    load_model, onnxruntime_version, optimize_transformer, EmbedError, EmbedOutput, ModelSpec, Role,
     RuntimeOptions, SentenceModel,
 };
 
@@ -92,6 +92,35 @@ fn minilm_without_graph_optimisation_gives_the_same_vectors() {
         let cosine = dot(a, b) / (norm(a) * norm(b));
         assert!(cosine >= 0.999, "text {index}: cosine {cosine}");
     }
+}
+
+#[test]
+fn an_optimised_copy_with_separate_weights_gives_the_same_vectors() {
+    let original = minilm_spec();
+    let dir = std::env::temp_dir().join(format!("pg_chunk-optimised-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("model.optimized.onnx");
+    optimize_transformer(&runtime().library_path, &original.model_file, &copy).expect("optimise");
+    assert!(dir.join("model.optimized.onnx.data").is_file(), "weights in a file of their own");
+    assert!(std::fs::metadata(&copy).unwrap().len() < 1_000_000, "the graph alone is small");
+    let optimised = ModelSpec { model_file: copy, optimize_graph: false, ..original.clone() };
+    let texts = mixed_lengths();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let expected = embed(load(&original).as_mut(), &texts, 16);
+    let got = embed(load(&optimised).as_mut(), &texts, 16);
+    std::fs::remove_dir_all(&dir).unwrap();
+    for (index, (a, b)) in expected.rows().zip(got.rows()).enumerate() {
+        let cosine = dot(a, b) / (norm(a) * norm(b));
+        assert!(cosine >= 0.9999, "text {index}: cosine {cosine}");
+    }
+}
+
+#[test]
+fn optimising_a_missing_model_names_it() {
+    let missing = std::path::Path::new("/nonexistent/model.onnx");
+    let error = optimize_transformer(&runtime().library_path, missing, &std::env::temp_dir().join("never.onnx"))
+        .expect_err("a missing model cannot be optimised");
+    assert!(error.to_string().contains("/nonexistent/model.onnx"), "{error}");
 }
 
 #[test]
