@@ -272,8 +272,7 @@ FOR EACH ROW WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash
                    OR OLD.chunk_config IS DISTINCT FROM NEW.chunk_config)
 EXECUTE FUNCTION knowledge.documents_sync();
 
--- A config's settings apply to documents chunked from then on; existing chunks keep the run
--- that made them until rechunk_all. Say so when that matters.
+-- A config's model must be registered (or lexical).
 CREATE FUNCTION knowledge.chunk_configs_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -281,17 +280,37 @@ BEGIN
         RAISE EXCEPTION 'unknown embedding model "%"', NEW.model
             USING ERRCODE = 'undefined_object', HINT = 'See knowledge.models.';
     END IF;
-    IF TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model
-                             OR (NEW.active AND NOT OLD.active)) THEN
-        RAISE NOTICE 'chunk config "%" changed: existing chunks stay as they are until SELECT knowledge.rechunk_all(%)',
-            NEW.name, quote_literal(NEW.name);
-    END IF;
     RETURN NEW;
 END
 $$;
 
 CREATE TRIGGER chunk_configs_check BEFORE INSERT OR UPDATE ON knowledge.chunk_configs
 FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_changed();
+
+-- A new config, a changed cfg or model, or an activated config rechunks the documents it
+-- applies to, in the same statement (with rechunk_all's progress NOTICEs); a deactivated one
+-- loses its chunks of documents that do not name it. So the store stays in step after
+-- any statement; with pg_chunk.maintain_chunks off, rechunk_all catches up later.
+CREATE FUNCTION knowledge.chunk_configs_sync() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    IF NOT coalesce(current_setting('pg_chunk.maintain_chunks', true), 'on')::boolean THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
+        DELETE FROM knowledge.chunks AS c USING knowledge.documents AS d
+        WHERE c.chunk_config = NEW.name AND d.id = c.document_id AND d.chunk_config IS NULL;
+    END IF;
+    IF TG_OP = 'INSERT' OR OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model
+       OR (NEW.active AND NOT OLD.active) THEN
+        PERFORM knowledge.rechunk_all(NEW.name);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER chunk_configs_sync AFTER INSERT OR UPDATE ON knowledge.chunk_configs
+FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_sync();
 
 -- Rechunks one document (config NULL: each of its configs) and returns the chunks written.
 CREATE FUNCTION knowledge.rechunk(document_id bigint, config text DEFAULT NULL) RETURNS int

@@ -96,14 +96,15 @@ fn the_default_config_embeds_with_the_default_transformer_model() {
 fn several_active_configs_each_keep_their_own_chunks() {
     let mut client = store_database("configs");
     let shared = insert_document(&mut client, &topic_document(0));
+    // A new active config chunks the documents already there, in the same statement.
     client
         .batch_execute(
             "INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES
                  ('small', '{\"strategy\": \"fixed\", \"max_size\": 120, \"overlap\": 0}', 'potion-base-8m')",
         )
         .unwrap();
-    // A new active config applies to documents written from now on; rechunk_all brings in the rest.
-    assert_eq!(count(&mut client, "SELECT knowledge.rechunk_all('small')"), 1);
+    assert_store_exact(&mut client, "after a new config");
+    assert!(count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {shared} AND chunk_config = 'small'")) > 1);
     let only_small = client
         .query_one("INSERT INTO knowledge.documents (content, chunk_config) VALUES ($1, 'small') RETURNING id", &[&topic_document(1)])
         .unwrap()
@@ -118,13 +119,20 @@ fn several_active_configs_each_keep_their_own_chunks() {
     }
     assert_store_exact(&mut client, "two active configs");
 
-    // Moving a document to one config drops the other's chunks; deactivating keeps existing ones.
+    // A changed cfg rechunks at once; so does moving a document to one config.
+    let before = count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'small'");
+    client.batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"strategy\": \"fixed\", \"max_size\": 60, \"overlap\": 0}' WHERE name = 'small'").unwrap();
+    assert!(count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'small'") > before, "smaller chunks, more of them");
+    assert_store_exact(&mut client, "after a config changed");
     client.execute("UPDATE knowledge.documents SET chunk_config = 'default' WHERE id = $1", &[&both]).unwrap();
     assert_store_exact(&mut client, "after a document changed config");
+
+    // Deactivated, a config keeps only the documents that name it.
     client.batch_execute("UPDATE knowledge.chunk_configs SET active = false WHERE name = 'small'").unwrap();
-    assert!(count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'small'") > 0);
+    assert_eq!(count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks WHERE chunk_config = 'small'"), 1);
+    assert_store_exact(&mut client, "after deactivating a config");
     assert_eq!(count(&mut client, "SELECT knowledge.rechunk_all()"), 3);
-    assert_store_exact(&mut client, "after deactivating a config and rechunking");
+    assert_store_exact(&mut client, "after rechunk_all");
 }
 
 #[test]
