@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Boundary quality (issue 5, part 1): segmentation of the Python 3.11 documentation by Choi's
+# protocol, scored with Pk and WindowDiff. Prints a markdown table.
+#
+#   bash bench/quality/run.sh
+#
+# Needs what scripts/install.sh sets up; run as root. Fetches Debian's python3.11-doc (apt-get
+# download; the reST sources under html/_sources), builds samples with a fixed seed (samples.py),
+# segments each with every method inside PostgreSQL (segment.sql) and scores them (score.py).
+# Creates (and drops first) the database pg_chunk_bench_quality; work files go to
+# $PG_CHUNK_BUILD_DIR/quality. PER_RANGE (default 25) samples per sentence range.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/lib.sh
+
+PER_RANGE=${PER_RANGE:-25}
+BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
+OUT=$BUILD_DIR/quality
+DB=pg_chunk_bench_quality
+HERE=bench/quality
+sql() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
+
+step "quality: the Python 3.11 documentation"
+mkdir -p "$OUT"
+deb=$(compgen -G "$OUT/python3.11-doc_*_all.deb" | head -n1 || true)
+if [ -z "$deb" ]; then
+    (cd "$OUT" && apt-get download python3.11-doc)
+    deb=$(compgen -G "$OUT/python3.11-doc_*_all.deb" | head -n1)
+fi
+rm -rf "$OUT/doc" && dpkg-deb -x "$deb" "$OUT/doc"
+sources=$OUT/doc/usr/share/doc/python3.11/html/_sources
+python3 $HERE/sections.py "$sources" "$OUT/sections.csv"
+say "$(basename "$deb"): $(python3 -c 'import csv, sys; print(sum(1 for _ in csv.reader(open(sys.argv[1]))))' "$OUT/sections.csv") sections"
+
+step "quality: sentences and samples ($PER_RANGE per range)"
+psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
+sql -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION pg_chunk CASCADE'
+sql -f $HERE/prepare.sql <"$OUT/sections.csv" >"$OUT/sentences.csv"
+python3 $HERE/samples.py "$OUT/sentences.csv" "$OUT/samples.csv" --per-range "$PER_RANGE"
+say "$(wc -l <"$OUT/sentences.csv") sentences kept; $(wc -l <"$OUT/samples.csv") sentences in the samples"
+
+step "quality: segmenting"
+started=$(date +%s)
+sql -f $HERE/segment.sql <"$OUT/samples.csv" >"$OUT/boundaries.csv"
+say "$(($(date +%s) - started)) s"
+
+step "quality: results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(basename "$deb"), seed 2026)"
+python3 $HERE/score.py "$OUT/boundaries.csv"
