@@ -173,6 +173,20 @@ LANGUAGE sql STABLE AS $$
     ORDER BY c.name
 $$;
 
+-- The config called `config_name`; an unknown name is an error (42704).
+CREATE FUNCTION knowledge.named_chunk_config(config_name text) RETURNS knowledge.chunk_configs
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    c knowledge.chunk_configs;
+BEGIN
+    SELECT * INTO c FROM knowledge.chunk_configs AS cc WHERE cc.name = config_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'unknown chunk config "%"', config_name USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN c;
+END
+$$;
+
 -- The embedding run for a config as it is now, created on first use.
 CREATE FUNCTION knowledge.current_run(config knowledge.chunk_configs) RETURNS bigint
 LANGUAGE plpgsql AS $$
@@ -315,22 +329,14 @@ FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_sync();
 -- Rechunks one document (config NULL: each of its configs) and returns the chunks written.
 CREATE FUNCTION knowledge.rechunk(document_id bigint, config text DEFAULT NULL) RETURNS int
 LANGUAGE plpgsql AS $$
-DECLARE
-    doc_config text;
-    c knowledge.chunk_configs;
 BEGIN
-    SELECT d.chunk_config INTO doc_config FROM knowledge.documents AS d WHERE d.id = rechunk.document_id;
-    IF NOT FOUND THEN
+    IF NOT EXISTS (SELECT FROM knowledge.documents AS d WHERE d.id = rechunk.document_id) THEN
         RAISE EXCEPTION 'no document with id %', document_id USING ERRCODE = 'no_data_found';
     END IF;
     IF config IS NULL THEN
         RETURN knowledge.sync_document(document_id);
     END IF;
-    SELECT * INTO c FROM knowledge.chunk_configs AS cc WHERE cc.name = config;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'unknown chunk config "%"', config USING ERRCODE = 'undefined_object';
-    END IF;
-    RETURN knowledge.write_chunks(document_id, c);
+    RETURN knowledge.write_chunks(document_id, knowledge.named_chunk_config(config));
 END
 $$;
 
@@ -345,10 +351,7 @@ DECLARE
     doc_id bigint;
 BEGIN
     IF config IS NOT NULL THEN
-        SELECT * INTO c FROM knowledge.chunk_configs AS cc WHERE cc.name = config;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'unknown chunk config "%"', config USING ERRCODE = 'undefined_object';
-        END IF;
+        c := knowledge.named_chunk_config(config);
     END IF;
     IF progress_every IS NULL OR progress_every < 1 THEN
         RAISE EXCEPTION 'progress_every must be at least 1, not %', progress_every USING ERRCODE = 'invalid_parameter_value';
@@ -439,9 +442,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = source AND attname = text_column AND attnum > 0 AND NOT attisdropped) THEN
         RAISE EXCEPTION 'table % has no column %', source, quote_ident(text_column) USING ERRCODE = 'undefined_column';
     END IF;
-    IF NOT EXISTS (SELECT FROM knowledge.chunk_configs WHERE name = config) THEN
-        RAISE EXCEPTION 'unknown chunk config "%"', config USING ERRCODE = 'undefined_object';
-    END IF;
+    PERFORM knowledge.named_chunk_config(config);
     IF EXISTS (SELECT FROM knowledge.attachments AS x WHERE x.source = attach.source) THEN
         RAISE EXCEPTION '% is already attached', source USING ERRCODE = 'duplicate_object',
             HINT = 'knowledge.detach it first.';
@@ -548,10 +549,7 @@ BEGIN
     IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
         RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT * INTO config FROM knowledge.chunk_configs AS c WHERE c.name = config_name;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'unknown chunk config "%"', config_name USING ERRCODE = 'undefined_object';
-    END IF;
+    config := knowledge.named_chunk_config(config_name);
     IF mode = 'text' AND min_score IS NOT NULL THEN
         RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
             USING ERRCODE = 'invalid_parameter_value';

@@ -31,6 +31,8 @@ pub extern "C-unwind" fn _PG_init() {
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_model_tests;
 #[cfg(any(test, feature = "pg_test"))]
+mod pg_test_support;
+#[cfg(any(test, feature = "pg_test"))]
 mod pg_store_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;

@@ -3,21 +3,8 @@
 
 #[pgrx::pg_schema]
 mod tests {
+    use crate::pg_test_support::{one, sqlstate_and_message};
     use pgrx::prelude::*;
-
-    fn sqlstate_and_message(query: &str) -> (String, String) {
-        Spi::run(
-            "CREATE OR REPLACE FUNCTION pg_temp.error_of(q text) RETURNS text[] LANGUAGE plpgsql AS $$
-             BEGIN EXECUTE q; RETURN ARRAY['00000', '']; EXCEPTION WHEN OTHERS THEN RETURN ARRAY[SQLSTATE, SQLERRM]; END $$",
-        )
-        .unwrap();
-        let got = Spi::get_one_with_args::<Vec<String>>("SELECT pg_temp.error_of($1)", &[query.into()]).unwrap().unwrap();
-        (got[0].clone(), got[1].clone())
-    }
-
-    fn one<T: FromDatum + IntoDatum>(query: &str) -> T {
-        Spi::get_one::<T>(query).unwrap().unwrap()
-    }
 
     /// Registers a model whose file does not exist.
     fn register_missing_model() {

@@ -4,20 +4,8 @@
 
 #[pgrx::pg_schema]
 mod tests {
+    use crate::pg_test_support::{one, sqlstate_of};
     use pgrx::prelude::*;
-
-    fn one<T: FromDatum + IntoDatum>(query: &str) -> T {
-        Spi::get_one::<T>(query).unwrap().unwrap()
-    }
-
-    fn sqlstate_of(query: &str) -> String {
-        Spi::run(
-            "CREATE OR REPLACE FUNCTION pg_temp.sqlstate_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-             BEGIN EXECUTE q; RETURN '00000'; EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE; END $$",
-        )
-        .unwrap();
-        Spi::get_one_with_args::<String>("SELECT pg_temp.sqlstate_of($1)", &[query.into()]).unwrap().unwrap()
-    }
 
     const DOC: &str = "Bees cluster in winter. The queen stays warm. Volcanoes erupt when magma rises. Lava cools into basalt.";
 

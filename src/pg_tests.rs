@@ -2,21 +2,8 @@
 
 #[pgrx::pg_schema]
 mod tests {
+    use crate::pg_test_support::{one, sqlstate_of};
     use pgrx::prelude::*;
-
-    /// The SQLSTATE that `query` raises, or "00000" when it succeeds.
-    fn sqlstate_of(query: &str) -> String {
-        Spi::run(
-            "CREATE OR REPLACE FUNCTION pg_temp.sqlstate_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-             BEGIN EXECUTE q; RETURN '00000'; EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE; END $$",
-        )
-        .unwrap();
-        Spi::get_one_with_args::<String>("SELECT pg_temp.sqlstate_of($1)", &[query.into()]).unwrap().unwrap()
-    }
-
-    fn count(query: &str) -> i64 {
-        Spi::get_one::<i64>(query).unwrap().unwrap()
-    }
 
     /// A document of three topics long enough to be chunked rather than kept whole.
     const TOPICS: &str = "The cat and the kitten sleep. A cat and a kitten purr softly. Every kitten follows the cat. \
@@ -31,7 +18,7 @@ mod tests {
     #[pg_test]
     fn chunk_finds_the_three_topics_with_exact_offsets() {
         let query = format!("SELECT count(*) FROM knowledge.chunk('{TOPICS}', '{TOPICS_CFG}')");
-        assert_eq!(count(&query), 3);
+        assert_eq!(one::<i64>(&query), 3);
         let exact = format!(
             "SELECT bool_and(substr(d, char_offset + 1, char_length) = content) FROM (SELECT '{TOPICS}'::text AS d) s, knowledge.chunk(d, '{TOPICS_CFG}')"
         );
@@ -47,7 +34,7 @@ mod tests {
             let query = format!("SELECT bool_and(substr(d, char_offset + 1, char_length) = content) FROM (SELECT '{doc}'::text AS d) s, {function}");
             assert_eq!(Spi::get_one::<bool>(&query).unwrap(), Some(true), "{function}");
         }
-        assert_eq!(count(&format!("SELECT count(*) FROM knowledge.split_sentences('{doc}')")), 5);
+        assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.split_sentences('{doc}')")), 5);
     }
 
     #[pg_test]
@@ -55,7 +42,7 @@ mod tests {
         let differ = format!(
             "SELECT count(*) FROM (SELECT * FROM knowledge.chunk('{TOPICS}', '{TOPICS_CFG}') EXCEPT SELECT * FROM knowledge.semantic_chunk('{TOPICS}', '{TOPICS_CFG}')) d"
         );
-        assert_eq!(count(&differ), 0);
+        assert_eq!(one::<i64>(&differ), 0);
     }
 
     #[pg_test]
@@ -78,17 +65,17 @@ mod tests {
     fn null_empty_and_blank_documents_give_no_rows() {
         for doc in ["NULL", "''", "'   '", "E'\\n\\n\\t'"] {
             for function in ["chunk", "semantic_chunk", "chunk_explain"] {
-                assert_eq!(count(&format!("SELECT count(*) FROM knowledge.{function}({doc})")), 0, "{function}({doc})");
+                assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.{function}({doc})")), 0, "{function}({doc})");
             }
-            assert_eq!(count(&format!("SELECT count(*) FROM knowledge.split_sentences({doc})")), 0);
+            assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.split_sentences({doc})")), 0);
         }
-        assert_eq!(count("SELECT count(*) FROM knowledge.chunk('text', NULL)"), 0);
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.chunk('text', NULL)"), 0);
     }
 
     #[pg_test]
     fn explain_has_a_row_per_sentence_and_marks_the_cuts() {
         let query = format!("SELECT count(*) FROM knowledge.chunk_explain('{TOPICS}', '{TOPICS_CFG}')");
-        assert_eq!(count(&query), 18);
+        assert_eq!(one::<i64>(&query), 18);
         let cuts = format!(
             "SELECT array_agg(char_offset ORDER BY char_offset)::text FROM knowledge.chunk_explain('{TOPICS}', '{TOPICS_CFG}') WHERE is_cut"
         );
