@@ -129,7 +129,11 @@ pub fn stats() -> Vec<(String, ModelStats)> {
 
 /// The model's specification with absolute paths, and its row as JSON (for the fingerprint).
 fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
-    let row_json = Spi::get_one_with_args::<String>("SELECT (SELECT row_to_json(m)::text FROM knowledge.models m WHERE m.name = $1)", &[name.into()])
+    // A read-only SPI select: Spi::get_one runs its query read-write, which a parallel worker
+    // refuses ("cannot assign XIDs during a parallel operation"), and these functions are
+    // PARALLEL SAFE.
+    let query = "SELECT (SELECT row_to_json(m)::text FROM knowledge.models m WHERE m.name = $1)";
+    let row_json = Spi::connect(|client| client.select(query, Some(1), &[name.into()])?.first().get_one::<String>())
         .map_err(|e| Error::Registry(e.to_string()))?
         .ok_or_else(|| Error::UnknownModel(name.to_string()))?;
     let row: ModelRow = serde_json::from_str(&row_json).map_err(|e| Error::Registry(format!("knowledge.models row for \"{name}\": {e}")))?;

@@ -52,7 +52,8 @@ thread_local! {
 fn vector_oid() -> pg_sys::Oid {
     VECTOR_OID.with(|oid| {
         if oid.get() == pg_sys::InvalidOid {
-            let found = pgrx::Spi::get_one::<pg_sys::Oid>("SELECT 'vector'::regtype::oid").ok().flatten();
+            // Read-only (Spi::get_one runs read-write, which a parallel worker refuses).
+            let found = pgrx::Spi::connect(|client| client.select("SELECT 'vector'::regtype::oid", Some(1), &[])?.first().get_one::<pg_sys::Oid>()).ok().flatten();
             oid.set(found.unwrap_or(pg_sys::InvalidOid));
         }
         oid.get()

@@ -105,3 +105,25 @@ fn a_fallback_warns_that_it_replaced_the_model() {
     let got = notices.lock().unwrap().clone();
     assert!(got.iter().any(|n| n.starts_with("WARNING") && n.contains("fallback \"lexical\"")), "{got:?}");
 }
+
+#[test]
+fn parallel_workers_can_embed_and_chunk() {
+    // The functions are PARALLEL SAFE, so a parallel worker may run them: it looks the model up
+    // in knowledge.models itself, which must be a read-only query.
+    let mut client = connect();
+    client.batch_execute("SET force_parallel_mode = on; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0").unwrap();
+    for model in ["potion-base-8m", "all-minilm-l6-v2"] {
+        let row = client.query_one("SELECT vector_dims(knowledge.embed('A worker embeds this.', $1))", &[&model]).unwrap();
+        assert!(row.get::<_, i32>(0) > 0, "{model}");
+    }
+    let plan: Vec<String> = client
+        .query("EXPLAIN SELECT vector_dims(knowledge.embed('A worker embeds this.', 'potion-base-8m'))", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(plan.iter().any(|line| line.contains("Gather")), "not run in a worker: {plan:?}");
+    let cfg = r#"{"model": "potion-base-8m", "inline_threshold": 0}"#;
+    let row = client.query_one("SELECT count(*) FROM knowledge.chunk($1, $2::text::jsonb)", &[&pg_chunk_client_tests::sample_document(), &cfg]).unwrap();
+    assert!(row.get::<_, i64>(0) > 1);
+}
