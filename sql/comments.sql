@@ -4,13 +4,16 @@ COMMENT ON FUNCTION knowledge.chunk(text, jsonb) IS
 'Chunks a document with the strategy cfg names (semantic by default). Offsets are 0-based characters: substr(doc, char_offset + 1, char_length) = content.';
 
 COMMENT ON FUNCTION knowledge.semantic_chunk(text, jsonb) IS
-'Chunks a document where its meaning changes: sentence embeddings, distance curve, threshold, size guards.';
+'Chunks a document where its meaning changes: sentence embeddings, optimal segmentation (or a threshold on the distance curve), size guards.';
 
 COMMENT ON FUNCTION knowledge.split_sentences(text) IS
 'The sentences, headings and list items of a document, with 0-based character offsets.';
 
 COMMENT ON FUNCTION knowledge.chunk_explain(text, jsonb) IS
-'One row per sentence: distance from the previous sentence, smoothed distance, threshold, whether a chunk starts there and why.';
+'One row per sentence: distance from the previous sentence, smoothed distance, the score the method weighed at that gap and its threshold, whether a chunk starts there and why.';
+
+COMMENT ON FUNCTION knowledge.chunk_plot(text, jsonb) IS
+'chunk_explain as an SVG picture: the score curve, the threshold, the cuts coloured by reason and the chunks as bands. Save it with psql -Atc and open it in a browser.';
 
 COMMENT ON FUNCTION knowledge.embed(text, text, text) IS
 'The embedding of a text as a vector, with a model from knowledge.models (NULL: pg_chunk.default_model) or lexical; role query or passage picks the model''s prefix.';

@@ -12,6 +12,7 @@ use crate::models::{self, with_model, LEXICAL};
 use crate::vector::Vector;
 use pg_chunk_core::config::Strategy;
 use pg_chunk_core::offsets::CharCursor;
+use pg_chunk_core::plot::{render_svg, PlotLabels};
 use pg_chunk_core::sentences::split_sentences as split_units;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
 use pg_chunk_core::{chunk_document, explain_semantic, ChunkConfig, ChunkError};
@@ -85,6 +86,8 @@ fn split_sentences(
 }
 
 /// One row per sentence: the distance curve, the threshold, and where and why chunks start.
+/// `score` is what the method compared with `threshold` at the gap before the sentence (the
+/// smoothed distance, or for optimal segmentation the coherence gained by cutting there).
 #[pg_extern(stable, parallel_safe, strict)]
 fn chunk_explain(
     doc: &str,
@@ -101,6 +104,7 @@ fn chunk_explain(
             name!(threshold, Option<f64>),
             name!(is_cut, bool),
             name!(reason, Option<String>),
+            name!(score, Option<f64>),
         ),
     >,
     ErrorReport,
@@ -115,10 +119,24 @@ fn chunk_explain(
         .enumerate()
         .map(|(i, s)| {
             let char_length = sql_int(s.span.text(doc).chars().count());
-            (sql_int(i), sql_int(cursor.char_offset(s.span.start)), char_length, s.distance, s.smoothed_distance, threshold, s.is_cut, s.reason)
+            (sql_int(i), sql_int(cursor.char_offset(s.span.start)), char_length, s.distance, s.smoothed_distance, threshold, s.is_cut, s.reason, s.score)
         })
         .collect();
     Ok(TableIterator::new(rows))
+}
+
+/// `chunk_explain` as an SVG picture: the score curve, the threshold, the cuts and the chunks.
+/// An empty document gives a picture that says so, not NULL.
+#[pg_extern(stable, parallel_safe, strict)]
+fn chunk_plot(doc: &str, cfg: default!(JsonB, "'{}'")) -> Result<String, ErrorReport> {
+    let cfg = semantic_config(&cfg.0).map_err(|e| Error::from(e).report("chunk_plot"))?;
+    // Labelled from the configuration the closure gets, which a model fallback may have changed.
+    let svg = with_chunking_model(&cfg, |cfg, embedder, tokens| {
+        let explanation = explain_semantic(doc, cfg, embedder, tokens)?;
+        let model = cfg.model.clone().unwrap_or_else(gucs::default_model);
+        Ok(render_svg(&explanation, &PlotLabels::for_config(cfg, &model)))
+    });
+    svg.map_err(|e| e.report("chunk_plot"))
 }
 
 pub type ChunkRow = (i32, String, i32, i32, i32, JsonB);

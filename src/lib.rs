@@ -33,6 +33,8 @@ mod pg_model_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_test_support;
 #[cfg(any(test, feature = "pg_test"))]
+mod pg_plot_tests;
+#[cfg(any(test, feature = "pg_test"))]
 mod pg_store_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;

@@ -83,8 +83,19 @@ mod tests {
         assert_eq!(Spi::get_one::<String>(&cuts).unwrap(), Spi::get_one::<String>(&chunk_starts).unwrap());
         let reasons = format!("SELECT string_agg(reason, ',' ORDER BY sentence_index) FROM knowledge.chunk_explain('{TOPICS}', '{TOPICS_CFG}') WHERE is_cut");
         assert_eq!(Spi::get_one::<String>(&reasons).unwrap().as_deref(), Some("start,threshold,threshold"));
-        let first = format!("SELECT distance IS NULL AND threshold IS NOT NULL FROM knowledge.chunk_explain('{TOPICS}', '{TOPICS_CFG}') WHERE sentence_index = 0");
+        let first = format!("SELECT distance IS NULL AND score IS NULL AND threshold IS NOT NULL FROM knowledge.chunk_explain('{TOPICS}', '{TOPICS_CFG}') WHERE sentence_index = 0");
         assert_eq!(Spi::get_one::<bool>(&first).unwrap(), Some(true));
+    }
+
+    #[pg_test]
+    fn the_default_method_scores_gaps_against_the_penalty() {
+        let cfg = r#"{"model": "lexical", "inline_threshold": 0, "min_size": 100}"#;
+        let starts = format!("SELECT string_agg(sentence_index::text, ',' ORDER BY sentence_index) FROM knowledge.chunk_explain('{TOPICS}', '{cfg}') WHERE is_cut");
+        assert_eq!(Spi::get_one::<String>(&starts).unwrap().as_deref(), Some("0,6,12"));
+        let agrees = format!("SELECT bool_and(is_cut = (score > threshold)) FROM knowledge.chunk_explain('{TOPICS}', '{cfg}') WHERE sentence_index > 0");
+        assert_eq!(Spi::get_one::<bool>(&agrees).unwrap(), Some(true));
+        let penalty = format!("SELECT DISTINCT threshold FROM knowledge.chunk_explain('{TOPICS}', '{cfg}')");
+        assert_eq!(one::<f64>(&penalty), 1.3);
     }
 
     #[pg_test]
@@ -97,6 +108,8 @@ mod tests {
             r#"{"min_size": 900, "max_size": 100}"#,
             r#"{"threshold": {"type": "percentile", "value": 150}}"#,
             r#"{"smoothing": "wide"}"#,
+            r#"{"method": "valleys"}"#,
+            r#"{"method": "threshold", "penalty": 2}"#,
             r#"[1, 2]"#,
         ];
         for cfg in cases {

@@ -9,8 +9,10 @@
 --   langchain (MiniLM)           LangChain SemanticChunker's rule: each sentence embedded with its
 --                                neighbours (buffer 1), cut after the gaps whose cosine distance
 --                                is above the document's 95th percentile; no size limits
---   seed design / pg_chunk <cfg> knowledge.chunk with cfg (the default semantic strategy is the
---                                seed design: ±1 smoothing, percentile 92, size guards)
+--   seed design                  knowledge.chunk with method threshold: ±1 smoothing, cut above the
+--                                92nd percentile, size guards (the default until issue 5)
+--   pg_chunk <cfg>               knowledge.chunk with cfg; the default semantic strategy is optimal
+--                                segmentation (penalty 1.3) with the size guards
 -- A chunk that starts inside a sentence (a forced cut) counts as starting that sentence.
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
@@ -43,7 +45,9 @@ INSERT INTO q_methods (method, cfg) VALUES
     ('none', NULL),
     ('fixed (350 characters)', '{"strategy": "fixed", "max_size": 350, "overlap": 0}'),
     ('langchain (MiniLM, buffer 1, p95)', NULL),
-    ('seed design = pg_chunk default (MiniLM)', '{"model": "all-minilm-l6-v2"}'),
+    ('seed design (MiniLM, ±1 smoothing, p92)', '{"model": "all-minilm-l6-v2", "method": "threshold"}'),
+    ('seed design (potion-base-8m)', '{"model": "potion-base-8m", "method": "threshold"}'),
+    ('pg_chunk default (MiniLM)', '{"model": "all-minilm-l6-v2"}'),
     ('pg_chunk default (potion-base-8m)', '{"model": "potion-base-8m"}'),
     ('pg_chunk default (lexical)', '{"model": "lexical"}'),
     ('pg_chunk recursive', '{"strategy": "recursive", "overlap": 0}');

@@ -4,6 +4,7 @@
 //! that names the key and the value. A JSON `null` means "not set" (the default applies).
 
 use crate::error::ChunkError;
+use crate::segmentation::DEFAULT_PENALTY;
 use crate::size::{Size, SizeUnit};
 use crate::threshold::Threshold;
 use serde_json::{Map, Value};
@@ -17,6 +18,17 @@ pub enum Strategy {
     Fixed,
     /// Pack paragraphs, then sentences, then words up to `max_size`.
     Recursive,
+}
+
+/// How the semantic strategy decides where chunks start (cfg `method`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Boundaries {
+    /// Optimal segmentation: the cuts that maximise every chunk's coherence at once, each
+    /// chunk costing `penalty` (cfg `penalty`; see segmentation.rs). The default.
+    Optimal { penalty: f64 },
+    /// A threshold on the smoothed distance curve between neighbouring units (cfg
+    /// `threshold`): the seed design, and LangChain's family of rules.
+    Threshold(Threshold),
 }
 
 /// Context repeated at the start of each chunk from the text before it.
@@ -41,8 +53,8 @@ pub enum Fallback {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkConfig {
     pub strategy: Strategy,
-    pub threshold: Threshold,
-    /// Neighbours on each side averaged into a unit's vector before the curve.
+    pub boundaries: Boundaries,
+    /// Neighbours on each side averaged into a unit's vector before the distance curve.
     pub smoothing: usize,
     pub min_size: Size,
     pub target_size: Size,
@@ -66,6 +78,8 @@ pub const DEFAULT_INLINE_THRESHOLD: usize = 3000;
 const MAX_SIZE_VALUE: u64 = i32::MAX as u64;
 const KEYS: &[&str] = &[
     "strategy",
+    "method",
+    "penalty",
     "threshold",
     "smoothing",
     "min_size",
@@ -104,7 +118,7 @@ impl ChunkConfig {
                 _ => return Err(ChunkError::config("strategy", v, "must be one of \"semantic\", \"fixed\", \"recursive\"")),
             },
         };
-        let threshold = get("threshold").map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0));
+        let boundaries = parse_boundaries(get("method"), get("penalty"), get("threshold"))?;
         let smoothing = get("smoothing").map(|v| integer("smoothing", v, 0, 50)).transpose()?.unwrap_or(1) as usize;
         let explicit_min = get("min_size").map(|v| parse_size("min_size", v, 0)).transpose()?;
         let explicit_target = get("target_size").map(|v| parse_size("target_size", v, 1)).transpose()?;
@@ -160,7 +174,7 @@ impl ChunkConfig {
         }
         Ok(ChunkConfig {
             strategy,
-            threshold,
+            boundaries,
             smoothing,
             min_size,
             target_size,
@@ -201,6 +215,25 @@ fn non_empty_string(key: &str, v: &Value) -> Result<String, ChunkError> {
     match v.as_str() {
         Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
         _ => Err(ChunkError::config(key, v, "must be a non-empty string")),
+    }
+}
+
+/// `method` with its own key: `"optimal"` with `penalty`, `"threshold"` with `threshold`. A
+/// config that sets `threshold` alone means the threshold method.
+fn parse_boundaries(method: Option<&Value>, penalty: Option<&Value>, threshold: Option<&Value>) -> Result<Boundaries, ChunkError> {
+    let method = match method {
+        None if threshold.is_some() => "threshold",
+        None => "optimal",
+        Some(v) => match v.as_str() {
+            Some(m @ ("optimal" | "threshold")) => m,
+            _ => return Err(ChunkError::config("method", v, "must be one of \"optimal\", \"threshold\"")),
+        },
+    };
+    match (method, penalty, threshold) {
+        ("optimal", _, Some(t)) => Err(ChunkError::config("threshold", t, "applies to method \"threshold\" only; method \"optimal\" takes penalty")),
+        ("optimal", p, None) => Ok(Boundaries::Optimal { penalty: p.map_or(Ok(DEFAULT_PENALTY), |p| number("penalty", p, 0.0, 100.0))? }),
+        (_, Some(p), _) => Err(ChunkError::config("penalty", p, "applies to method \"optimal\" only")),
+        (_, None, t) => Ok(Boundaries::Threshold(t.map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0)))),
     }
 }
 

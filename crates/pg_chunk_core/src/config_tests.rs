@@ -14,10 +14,10 @@ fn blamed_key(v: Value) -> String {
 }
 
 #[test]
-fn defaults_are_semantic_percentile_92_with_char_sizes() {
+fn defaults_are_semantic_optimal_with_char_sizes() {
     let cfg = parse(json!({})).unwrap();
     assert_eq!(cfg.strategy, Strategy::Semantic);
-    assert_eq!(cfg.threshold, Threshold::Percentile(92.0));
+    assert_eq!(cfg.boundaries, Boundaries::Optimal { penalty: DEFAULT_PENALTY });
     assert_eq!(cfg.smoothing, 1);
     assert_eq!((cfg.min_size, cfg.target_size, cfg.max_size), (Size::chars(200), Size::chars(1000), Size::chars(2000)));
     assert_eq!(cfg.overlap, Overlap::None);
@@ -57,8 +57,19 @@ fn thresholds_parse_with_and_without_values() {
         (json!({"type": "gradient", "value": 90.5}), Threshold::Gradient(90.5)),
     ];
     for (v, want) in cases {
-        assert_eq!(parse(json!({ "threshold": v })).unwrap().threshold, want);
+        assert_eq!(parse(json!({ "threshold": v })).unwrap().boundaries, Boundaries::Threshold(want));
     }
+}
+
+#[test]
+fn method_picks_optimal_segmentation_or_a_threshold() {
+    let seed_design = Boundaries::Threshold(Threshold::Percentile(92.0));
+    assert_eq!(parse(json!({"method": "threshold"})).unwrap().boundaries, seed_design);
+    assert_eq!(parse(json!({"method": "optimal", "penalty": 2})).unwrap().boundaries, Boundaries::Optimal { penalty: 2.0 });
+    assert_eq!(parse(json!({"penalty": 0.5})).unwrap().boundaries, Boundaries::Optimal { penalty: 0.5 });
+    // A threshold alone means the threshold method, as before optimal segmentation existed.
+    let stddev = json!({"threshold": {"type": "stddev", "value": 2}});
+    assert_eq!(parse(stddev).unwrap().boundaries, Boundaries::Threshold(Threshold::StdDev(2.0)));
 }
 
 #[test]
@@ -94,6 +105,13 @@ fn each_bad_input_names_its_key() {
         (json!({"threshold": {"type": "percentile", "value": "high"}}), "threshold.value"),
         (json!({"threshold": {"type": "similarity", "value": 2}}), "threshold.value"),
         (json!({"threshold": {"type": "percentile", "cut": 1}}), "threshold.cut"),
+        (json!({"method": "valleys"}), "method"),
+        (json!({"method": 1}), "method"),
+        (json!({"method": "optimal", "threshold": "percentile"}), "threshold"),
+        (json!({"method": "threshold", "penalty": 1}), "penalty"),
+        (json!({"threshold": "percentile", "penalty": 1}), "penalty"),
+        (json!({"penalty": -1}), "penalty"),
+        (json!({"penalty": "high"}), "penalty"),
         (json!({"smoothing": -1}), "smoothing"),
         (json!({"smoothing": 1.5}), "smoothing"),
         (json!({"smoothing": 51}), "smoothing"),

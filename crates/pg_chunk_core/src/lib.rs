@@ -1,7 +1,7 @@
 //! pg_chunk's chunking logic, free of pgrx so that plain `cargo test` covers it.
 //!
-//! Data flows one way: text → sentences (with offsets) → sentence embeddings → distance
-//! curve → cuts → size guards → chunks (with offsets). All offsets inside this crate are
+//! Data flows one way: text → sentences (with offsets) → sentence embeddings → cuts (optimal
+//! segmentation, or a threshold on the distance curve) → size guards → chunks (with offsets). All offsets inside this crate are
 //! byte offsets into the document (`&str` indices); [`offsets::CharCursor`] turns them into
 //! the character offsets SQL shows, once, at the boundary.
 
@@ -12,11 +12,13 @@ pub mod error;
 pub mod guards;
 pub mod lexical;
 pub mod offsets;
+pub mod plot;
+pub mod segmentation;
 pub mod sentences;
 pub mod size;
 pub mod strategy;
 pub mod threshold;
 
-pub use config::ChunkConfig;
+pub use config::{Boundaries, ChunkConfig};
 pub use error::ChunkError;
 pub use strategy::{chunk_document, explain_semantic, Chunk, Explanation};

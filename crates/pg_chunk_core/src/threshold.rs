@@ -20,11 +20,20 @@ pub enum Threshold {
 /// The threshold in force for one document and which gaps it cuts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cuts {
-    /// The threshold on the scale the rule compares against (distance, or gradient of
-    /// distance for `Gradient`).
+    /// The threshold on the scale of `scores`.
     pub threshold: f64,
     /// `is_cut[g]`: the gap after unit `g` is a cut.
     pub is_cut: Vec<bool>,
+    /// What the rule compared with the threshold at each gap: the distance, its gradient for
+    /// `Gradient`, or the coherence gained by cutting for optimal segmentation.
+    pub scores: Vec<f64>,
+}
+
+impl Cuts {
+    /// The gap is a cut because its score is above the threshold (not only to respect a size).
+    pub fn is_meaning_cut(&self, gap: usize) -> bool {
+        self.is_cut[gap] && self.scores[gap] > self.threshold
+    }
 }
 
 /// Applies `rule` to the curve `distances` (one entry per gap).
@@ -34,7 +43,7 @@ pub fn find_cuts(distances: &[f64], rule: Threshold) -> Cuts {
             Threshold::Similarity(v) => 1.0 - v,
             _ => f64::NAN,
         };
-        return Cuts { threshold, is_cut: vec![] };
+        return Cuts { threshold, is_cut: vec![], scores: vec![] };
     }
     let (scores, threshold): (std::borrow::Cow<[f64]>, f64) = match rule {
         Threshold::Percentile(p) => (distances.into(), percentile(distances, p)),
@@ -56,7 +65,7 @@ pub fn find_cuts(distances: &[f64], rule: Threshold) -> Cuts {
     };
     // Strictly above: a flat curve (all gaps alike) has no cuts rather than all of them.
     let is_cut = scores.iter().map(|&d| d > threshold).collect();
-    Cuts { threshold, is_cut }
+    Cuts { threshold, is_cut, scores: scores.into_owned() }
 }
 
 /// The `p`-th percentile (0–100) with linear interpolation between closest ranks

@@ -1,27 +1,33 @@
-//! `strategy: "semantic"`: embed each sentence, smooth, take the distance curve, cut where the
-//! threshold says, then apply the size guards (merge undersized, split oversized, force-split
-//! a sentence above the cap) and the overlap.
+//! `strategy: "semantic"`: embed each sentence, cut where the meaning changes (by optimal
+//! segmentation, or where a threshold on the smoothed distance curve says), then apply the size
+//! guards (merge undersized, split oversized, force-split a sentence above the cap) and the
+//! overlap.
 
 use super::{add_overlap, Chunk};
-use crate::config::ChunkConfig;
+use crate::config::{Boundaries, ChunkConfig};
 use crate::curve::{distance_curve, smooth_neighbours};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, runs_from_cuts, split_oversized, Run};
+use crate::segmentation::optimal_cuts;
 use crate::sentences::{split_sentences, Span};
 use crate::size::{TokenCounter, UnitSizes};
 use crate::threshold::{find_cuts, Cuts};
 
-/// The curve of one document and where its threshold cuts it.
+/// The curve of one document and where it is cut.
 struct Analysis {
     /// Distance between each unit and the next, from the raw vectors.
     raw: Vec<f64>,
-    /// The same from the smoothed vectors; the threshold applies to this.
+    /// The same from the smoothed vectors; threshold rules apply to this.
     smoothed: Vec<f64>,
     cuts: Cuts,
+    /// How unlike its neighbours each gap is, for the size guards (which merge across the
+    /// lowest seam and split at the highest): the smoothed distance, or for optimal
+    /// segmentation the coherence gained by cutting there.
+    seams: Vec<f64>,
 }
 
-fn analyse(doc: &str, units: &[Span], cfg: &ChunkConfig, embedder: &mut dyn Embedder) -> Result<Analysis, ChunkError> {
+fn analyse(doc: &str, units: &[Span], sizes: &UnitSizes, cfg: &ChunkConfig, embedder: &mut dyn Embedder) -> Result<Analysis, ChunkError> {
     let texts: Vec<&str> = units.iter().map(|u| u.text(doc)).collect();
     let vectors = embedder.embed(&texts)?;
     if vectors.len() != units.len() {
@@ -29,8 +35,15 @@ fn analyse(doc: &str, units: &[Span], cfg: &ChunkConfig, embedder: &mut dyn Embe
     }
     let raw = distance_curve(&vectors);
     let smoothed = distance_curve(&smooth_neighbours(&vectors, cfg.smoothing));
-    let cuts = find_cuts(&smoothed, cfg.threshold);
-    Ok(Analysis { raw, smoothed, cuts })
+    let (cuts, seams) = match cfg.boundaries {
+        Boundaries::Optimal { penalty } => {
+            let cuts = optimal_cuts(&vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size));
+            let seams = cuts.scores.clone();
+            (cuts, seams)
+        }
+        Boundaries::Threshold(rule) => (find_cuts(&smoothed, rule), smoothed.clone()),
+    };
+    Ok(Analysis { raw, smoothed, cuts, seams })
 }
 
 /// A short document within the cap stays whole (seed design 000's inline routing).
@@ -47,13 +60,13 @@ pub fn semantic_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder
     if is_inline(&sizes, units.len(), cfg) {
         return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, "inline", Some(0))]);
     }
-    let analysis = analyse(doc, &units, cfg, embedder)?;
+    let analysis = analyse(doc, &units, &sizes, cfg, embedder)?;
     Ok(plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens))
 }
 
 /// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
 fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes, analysis: &Analysis, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
-    let (seams, max) = (&analysis.smoothed, cfg.max_size);
+    let (seams, max) = (&analysis.seams, cfg.max_size);
     let runs = runs_from_cuts(units.len(), &analysis.cuts.is_cut);
     let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
     let runs: Vec<Run> = runs.into_iter().flat_map(|run| split_oversized(run, sizes, seams, cfg.target_size, max)).collect();
@@ -69,7 +82,7 @@ fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes, analysis: &Analysis
         }
         let reason = match run.first {
             0 => "start",
-            first if analysis.cuts.is_cut[first - 1] => "threshold",
+            first if analysis.cuts.is_meaning_cut(first - 1) => "threshold",
             _ => "size",
         };
         chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
@@ -85,17 +98,22 @@ pub struct SentenceTrace {
     /// Distance from the previous sentence (none for the first).
     pub distance: Option<f64>,
     pub smoothed_distance: Option<f64>,
+    /// What the method compared with the threshold at the gap before this sentence: the
+    /// smoothed distance (or its gradient), or for optimal segmentation the coherence gained
+    /// by cutting there, against the penalty.
+    pub score: Option<f64>,
     /// A chunk starts at this sentence.
     pub is_cut: bool,
-    /// `start`, `inline`, `threshold` (a cut the threshold made and the guards kept),
-    /// `merged` (a threshold cut undone to reach min_size), `size` (a cut made to respect
+    /// `start`, `inline`, `threshold` (a cut whose score is above the threshold, kept by the
+    /// guards), `merged` (such a cut undone to reach min_size), `size` (a cut made to respect
     /// max_size), with `forced` added when the sentence itself is split at the cap.
     pub reason: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explanation {
-    /// The threshold on the curve's scale (NaN when the document has one sentence).
+    /// The threshold on the scores' scale (the penalty for optimal segmentation; NaN when a
+    /// threshold rule has no curve, i.e. the document has one sentence).
     pub threshold: f64,
     pub sentences: Vec<SentenceTrace>,
 }
@@ -108,7 +126,7 @@ pub fn explain_semantic(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedde
         return Ok(Explanation { threshold: f64::NAN, sentences: vec![] });
     }
     let sizes = UnitSizes::new(doc, &units, tokens);
-    let analysis = analyse(doc, &units, cfg, embedder)?;
+    let analysis = analyse(doc, &units, &sizes, cfg, embedder)?;
     let inline = is_inline(&sizes, units.len(), cfg);
     let chunks = if inline { vec![] } else { plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens) };
     // Which sentences start a chunk, and which are cut inside at the cap.
@@ -122,7 +140,7 @@ pub fn explain_semantic(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedde
     let sentences = (0..units.len())
         .map(|i| {
             let gap = i.checked_sub(1);
-            let threshold_cut = gap.is_some_and(|g| analysis.cuts.is_cut[g]);
+            let threshold_cut = gap.is_some_and(|g| analysis.cuts.is_meaning_cut(g));
             let is_cut = i == 0 || (!inline && (starts[i] || forced[i]));
             let mut reason = match (i, inline, threshold_cut, is_cut) {
                 (0, true, _, _) => Some("inline"),
@@ -141,6 +159,7 @@ pub fn explain_semantic(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedde
                 span: units[i],
                 distance: gap.map(|g| analysis.raw[g]),
                 smoothed_distance: gap.map(|g| analysis.smoothed[g]),
+                score: gap.map(|g| analysis.cuts.scores[g]),
                 is_cut,
                 reason,
             }

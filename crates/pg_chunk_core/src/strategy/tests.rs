@@ -65,6 +65,16 @@ fn semantic_cuts_where_the_vocabulary_changes() {
 }
 
 #[test]
+fn the_default_optimal_segmentation_finds_the_topics_untuned() {
+    let doc = three_topics();
+    let chunks = chunk(&doc, json!({"inline_threshold": 0, "min_size": 100}));
+    let got = texts(&doc, &chunks);
+    assert_eq!(got.len(), 3, "{got:#?}");
+    assert!(got[1].starts_with("The Rust compiler") && got[2].starts_with("Bakers knead"), "{got:#?}");
+    assert_eq!((chunks[1].split_reason, chunks[2].split_reason), ("threshold", "threshold"));
+}
+
+#[test]
 fn short_documents_stay_whole_and_empty_ones_give_nothing() {
     let doc = "  One sentence. Another one.  ";
     let chunks = chunk(doc, json!({}));
@@ -155,6 +165,22 @@ fn explain_reports_every_sentence_and_agrees_with_chunking() {
     assert_eq!(explanation.sentences[0].distance, None);
     assert_eq!(explanation.sentences[6].reason.as_deref(), Some("threshold"));
     assert!(explanation.threshold.is_finite());
+    for s in &explanation.sentences[1..] {
+        assert_eq!(s.score, s.smoothed_distance, "a percentile rule scores the smoothed distance");
+    }
+}
+
+#[test]
+fn explain_scores_optimal_cuts_against_the_penalty() {
+    let doc = three_topics();
+    let cfg = ChunkConfig::parse(&json!({"inline_threshold": 0, "min_size": 100, "penalty": 1.0})).unwrap();
+    let explanation = explain_semantic(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    assert_eq!(explanation.threshold, 1.0);
+    for (i, s) in explanation.sentences.iter().enumerate().skip(1) {
+        let score = s.score.unwrap();
+        assert_eq!(s.is_cut, score > 1.0, "sentence {i}: score {score}, {:?}", s.reason);
+        assert_eq!(s.is_cut, i == 6 || i == 12, "sentence {i}");
+    }
 }
 
 fn size_strategy() -> impl proptest::strategy::Strategy<Value = Value> {
@@ -176,12 +202,15 @@ proptest! {
         doc in doc_strategy(),
         strategy in prop::sample::select(vec!["semantic", "fixed", "recursive"]),
         max in size_strategy(),
-        threshold in prop::sample::select(vec!["percentile", "similarity", "stddev", "interquartile", "gradient"]),
+        threshold in prop::sample::select(vec!["optimal", "percentile", "similarity", "stddev", "interquartile", "gradient"]),
         smoothing in 0usize..3,
         overlap in prop::sample::select(vec![json!(0), json!("1 sentences"), json!(10)]),
     ) {
         let max_unit_is_chars = max.as_str().unwrap().ends_with("chars");
-        let mut cfg = json!({"strategy": strategy, "max_size": max, "threshold": threshold, "smoothing": smoothing, "inline_threshold": 0, "min_size": 0, "target_size": 1});
+        let mut cfg = json!({"strategy": strategy, "max_size": max, "smoothing": smoothing, "inline_threshold": 0, "min_size": 0, "target_size": 1});
+        if threshold != "optimal" {
+            cfg["threshold"] = json!(threshold);
+        }
         let overlap_ok = match (&overlap, strategy) {
             (Value::String(_), "fixed" | "recursive") => false,
             (Value::Number(n), _) => !max_unit_is_chars || n.as_u64().unwrap() < cfg["max_size"].as_str().unwrap().split(' ').next().unwrap().parse::<u64>().unwrap(),
