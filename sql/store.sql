@@ -17,6 +17,8 @@ CREATE TABLE knowledge.chunk_configs (
     -- cfg names no model.
     model text NOT NULL DEFAULT coalesce(current_setting('pg_chunk.default_model', true), 'all-minilm-l6-v2'),
     active boolean NOT NULL DEFAULT true,
+    -- The type of the config's HNSW index (see "Vector indexes"): NULL = by the model's dimension.
+    halfvec boolean,
     -- The cfg chunks are made with: cfg, with "model" filled in from the model column.
     effective_cfg jsonb GENERATED ALWAYS AS (
         CASE WHEN cfg ? 'model' THEN cfg ELSE cfg || jsonb_object(ARRAY['model', model]) END) STORED,
@@ -115,49 +117,87 @@ REVOKE ALL ON knowledge.chunk_configs, knowledge.languages, knowledge.attachment
 GRANT SELECT ON knowledge.chunk_configs, knowledge.languages, knowledge.embedding_runs TO PUBLIC;
 
 -- ---------------------------------------------------------------------------------------------
--- Vector indexes: one HNSW index per registered model, over the chunks that model embedded, on
--- embedding cast to the model's dimension (pgvector indexes only fixed dimensions). Models over
--- 2,000 dimensions, beyond HNSW's limit for vector, are indexed as halfvec (up to 4,000).
+-- Vector indexes: one HNSW index per chunk config, over that config's chunks, on embedding cast
+-- to its model's dimension (pgvector indexes only fixed dimensions). The config's halfvec column
+-- picks the type: true indexes (and searches) half-precision halfvec, half the index's size, up
+-- to 4,000 dimensions; false full-precision vector, up to 2,000 (above that the config's chunks
+-- are searched exactly, without an index); NULL (the default) vector up to 2,000 dimensions and
+-- halfvec above. lexical configs have no index.
 
-CREATE FUNCTION knowledge.vector_index_name(model text) RETURNS name
+CREATE FUNCTION knowledge.vector_index_name(config text) RETURNS name
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ('chunks_hnsw_' || left(regexp_replace(model, '[^a-z0-9]', '_', 'g'), 40) || '_' || left(md5(model), 8))::name;
+RETURN ('chunks_hnsw_' || left(regexp_replace(config, '[^a-z0-9]', '_', 'g'), 40) || '_' || left(md5(config), 8))::name;
 
--- The expression a model's index covers and search orders by; dimension is an int, so the
+-- Whether a config's vectors are indexed and searched as halfvec.
+CREATE FUNCTION knowledge.uses_halfvec(halfvec boolean, dimension int) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN coalesce(halfvec, dimension > 2000);
+
+-- The expression a config's index covers and search orders by; dimension is an int, so the
 -- text is safe to splice into SQL.
-CREATE FUNCTION knowledge.vector_expression(dimension int) RETURNS text
+CREATE FUNCTION knowledge.vector_expression(dimension int, halfvec boolean) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN dimension > 2000 THEN format('(embedding::halfvec(%s))', dimension)
+RETURN CASE WHEN knowledge.uses_halfvec(halfvec, dimension) THEN format('(embedding::halfvec(%s))', dimension)
             ELSE format('(embedding::vector(%s))', dimension) END;
 
-CREATE FUNCTION knowledge.create_vector_index(model text, dimension int) RETURNS void
+CREATE FUNCTION knowledge.create_vector_index(config text) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs := (SELECT c FROM knowledge.chunk_configs AS c WHERE c.name = config);
+    dim int := (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = c.model);
+    half boolean := knowledge.uses_halfvec(c.halfvec, dim);
+    -- pgvector's HNSW limits.
+    most int := CASE WHEN half THEN 4000 ELSE 2000 END;
 BEGIN
-    IF dimension > 4000 THEN
-        RAISE NOTICE 'model % has % dimensions, more than pgvector''s HNSW indexes take; its chunks are searched without an index',
-            model, dimension;
+    IF dim IS NULL THEN
         RETURN;
     END IF;
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING hnsw (%s %s) WHERE model = %L',
-        knowledge.vector_index_name(model), knowledge.vector_expression(dimension),
-        CASE WHEN dimension > 2000 THEN 'halfvec_cosine_ops' ELSE 'vector_cosine_ops' END, model);
+    IF dim > most THEN
+        RAISE NOTICE 'chunk config % embeds % dimensions with model %, more than pgvector''s HNSW indexes take as %; its chunks are searched without an index',
+            c.name, dim, c.model, CASE WHEN half THEN 'halfvec' ELSE 'vector' END;
+        RETURN;
+    END IF;
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING hnsw (%s %s) WHERE chunk_config = %L',
+        knowledge.vector_index_name(c.name), knowledge.vector_expression(dim, half),
+        CASE WHEN half THEN 'halfvec_cosine_ops' ELSE 'vector_cosine_ops' END, c.name);
 END
 $$;
 
-CREATE FUNCTION knowledge.models_vector_index() RETURNS trigger
+CREATE FUNCTION knowledge.drop_vector_index(config text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    EXECUTE format('DROP INDEX IF EXISTS knowledge.%I', knowledge.vector_index_name(config));
+END
+$$;
+
+CREATE FUNCTION knowledge.chunk_configs_vector_index() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        EXECUTE format('DROP INDEX IF EXISTS knowledge.%I', knowledge.vector_index_name(OLD.name));
+        PERFORM knowledge.drop_vector_index(OLD.name);
     END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        PERFORM knowledge.create_vector_index(NEW.name, NEW.dimension);
+        PERFORM knowledge.create_vector_index(NEW.name);
     END IF;
     RETURN NULL;
 END
 $$;
 
-SELECT knowledge.create_vector_index(name, dimension) FROM knowledge.models;
+-- A model whose dimension changes (or that is added or removed) rebuilds its configs' indexes.
+CREATE FUNCTION knowledge.models_vector_index() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM knowledge.drop_vector_index(c.name), knowledge.create_vector_index(c.name)
+    FROM knowledge.chunk_configs AS c
+    WHERE c.model IN (CASE WHEN TG_OP <> 'INSERT' THEN OLD.name END, CASE WHEN TG_OP <> 'DELETE' THEN NEW.name END);
+    RETURN NULL;
+END
+$$;
+
+SELECT knowledge.create_vector_index(name) FROM knowledge.chunk_configs;
+
+CREATE TRIGGER chunk_configs_vector_index AFTER INSERT OR DELETE OR UPDATE OF name, model, halfvec ON knowledge.chunk_configs
+FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_vector_index();
 
 CREATE TRIGGER models_vector_index AFTER INSERT OR DELETE OR UPDATE OF name, dimension ON knowledge.models
 FOR EACH ROW EXECUTE FUNCTION knowledge.models_vector_index();
@@ -293,6 +333,10 @@ BEGIN
     IF NEW.model <> 'lexical' AND NOT EXISTS (SELECT FROM knowledge.models AS m WHERE m.name = NEW.model) THEN
         RAISE EXCEPTION 'unknown embedding model "%"', NEW.model
             USING ERRCODE = 'undefined_object', HINT = 'See knowledge.models.';
+    END IF;
+    IF NEW.halfvec AND (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = NEW.model) > 4000 THEN
+        RAISE EXCEPTION 'halfvec indexes take at most 4,000 dimensions; model "%" has more', NEW.model
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave halfvec NULL to search this config without an index.';
     END IF;
     RETURN NEW;
 END
@@ -573,14 +617,14 @@ BEGIN
             SELECT websearch_to_tsquery(l.language, query) AS q FROM knowledge.languages AS l) AS per_language;
     END IF;
 
-    -- The model and dimension are spliced as literals so the planner matches the model's
-    -- partial HNSW index; the query text and vector always travel as parameters.
+    -- The config, model and dimension are spliced as literals so the planner matches the
+    -- config's partial HNSW index; the query text and vector always travel as parameters.
     RETURN QUERY EXECUTE format($q$
         WITH vector_hits AS (
             SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
             FROM (SELECT c.id, %1$s AS embedding_cast
                   FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
-                  WHERE $6 <> 'text' AND c.model = %2$L AND c.chunk_config = $2
+                  WHERE $6 <> 'text' AND c.model = %2$L AND c.chunk_config = %3$L
                     AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
                     AND ($4::jsonb IS NULL OR d.metadata @> $4)
                   ORDER BY %1$s <=> $1 LIMIT $5) AS c
@@ -607,7 +651,7 @@ BEGIN
               UNION ALL
               SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT $9
-        $q$, knowledge.vector_expression(dim), config.model)
+        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name)
     USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, tsq, min_score, k;
 END
 $$;

@@ -57,19 +57,59 @@ mod tests {
         assert_eq!(sqlstate_of("SELECT knowledge.model_file_sha256('gone')"), "58P01");
     }
 
-    #[pg_test]
-    fn registering_a_model_creates_its_vector_index_and_removing_it_drops_it() {
-        let index = "SELECT count(*) FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname = knowledge.vector_index_name('big-model')";
-        Spi::run(
+    fn index_definition(config: &str) -> Option<String> {
+        Spi::get_one::<String>(&format!("SELECT (SELECT indexdef FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname = knowledge.vector_index_name('{config}'))")).unwrap()
+    }
+
+    fn register_big_model(dimension: i32) {
+        Spi::run(&format!(
             "INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension)
-             VALUES ('big-model', 'transformer', 'big/model.onnx', 'big/tokenizer.json', 3072)",
-        )
+             VALUES ('big-model', 'transformer', 'big/model.onnx', 'big/tokenizer.json', {dimension})"
+        ))
         .unwrap();
-        assert_eq!(one::<i64>(index), 1);
-        // Over 2,000 dimensions the index is on halfvec.
-        let definition = one::<String>("SELECT indexdef FROM pg_indexes WHERE indexname = knowledge.vector_index_name('big-model')");
-        assert!(definition.contains("halfvec(3072)") && definition.contains("halfvec_cosine_ops"), "{definition}");
-        Spi::run("DELETE FROM knowledge.models WHERE name = 'big-model'").unwrap();
-        assert_eq!(one::<i64>(index), 0);
+    }
+
+    #[pg_test]
+    fn each_config_has_its_own_vector_index_of_the_type_it_asks_for() {
+        let default = index_definition("default").expect("the default config has an index");
+        assert!(default.contains("vector(384)") && default.contains("vector_cosine_ops") && default.contains("chunk_config = 'default'"), "{default}");
+        // halfvec on a small model: half the index size.
+        Spi::run("INSERT INTO knowledge.chunk_configs (name, model, halfvec) VALUES ('half', 'potion-base-8m', true)").unwrap();
+        let half = index_definition("half").unwrap();
+        assert!(half.contains("halfvec(256)") && half.contains("halfvec_cosine_ops"), "{half}");
+        // By default a model above 2,000 dimensions is indexed as halfvec; false keeps full
+        // precision and no index (HNSW takes vector up to 2,000 dimensions).
+        register_big_model(3072);
+        Spi::run("INSERT INTO knowledge.chunk_configs (name, model) VALUES ('big', 'big-model')").unwrap();
+        assert!(index_definition("big").unwrap().contains("halfvec(3072)"));
+        Spi::run("UPDATE knowledge.chunk_configs SET halfvec = false WHERE name = 'big'").unwrap();
+        assert_eq!(index_definition("big"), None);
+        // Renaming or removing a config moves or drops its index.
+        Spi::run("UPDATE knowledge.chunk_configs SET name = 'half2' WHERE name = 'half'").unwrap();
+        assert_eq!(index_definition("half"), None);
+        assert!(index_definition("half2").unwrap().contains("chunk_config = 'half2'"));
+        Spi::run("DELETE FROM knowledge.chunk_configs WHERE name = 'half2'").unwrap();
+        assert_eq!(index_definition("half2"), None);
+        // A model's new dimension rebuilds its configs' indexes.
+        Spi::run("UPDATE knowledge.chunk_configs SET halfvec = NULL WHERE name = 'big'").unwrap();
+        Spi::run("UPDATE knowledge.models SET dimension = 1024 WHERE name = 'big-model'").unwrap();
+        assert!(index_definition("big").unwrap().contains("vector(1024)"));
+    }
+
+    #[pg_test]
+    fn halfvec_above_4000_dimensions_is_refused() {
+        register_big_model(5000);
+        assert_eq!(sqlstate_of("INSERT INTO knowledge.chunk_configs (name, model, halfvec) VALUES ('huge', 'big-model', true)"), "22023");
+        // Without halfvec the config is accepted and searched without an index.
+        Spi::run("INSERT INTO knowledge.chunk_configs (name, model) VALUES ('huge', 'big-model')").unwrap();
+        assert_eq!(index_definition("huge"), None);
+    }
+
+    #[pg_test]
+    fn a_halfvec_config_is_searched_through_halfvec() {
+        Spi::run(r#"INSERT INTO knowledge.chunk_configs (name, cfg, model, halfvec) VALUES ('half', '{"model": "lexical"}', 'potion-base-8m', true)"#).unwrap();
+        Spi::run("INSERT INTO knowledge.documents (content) VALUES ('Bees make honey from nectar. The hive keeps it for winter.'), ('Volcanoes erupt lava and ash. Magma rises through the crust.')").unwrap();
+        let top = r#"SELECT content FROM knowledge.search('honey and bees', 1, '{"config": "half", "mode": "vector"}')"#;
+        assert!(one::<String>(top).contains("honey"));
     }
 }

@@ -22,10 +22,15 @@ fn split_sentences_1mb(bencher: Bencher) {
     bencher.counter(BytesCount::new(doc.len())).bench(|| split_sentences(black_box(&doc)));
 }
 
-#[divan::bench(sample_count = 20, args = ["semantic", "fixed", "recursive"])]
+/// `semantic` is the default (optimal segmentation); `semantic-threshold` the seed design.
+#[divan::bench(sample_count = 20, args = ["semantic", "semantic-threshold", "fixed", "recursive"])]
 fn chunk_1mb(bencher: Bencher, strategy: &str) {
     let doc = english_prose(MB);
-    let cfg = ChunkConfig::parse(&json!({ "strategy": strategy })).unwrap();
+    let cfg = match strategy {
+        "semantic-threshold" => json!({"strategy": "semantic", "method": "threshold"}),
+        _ => json!({ "strategy": strategy }),
+    };
+    let cfg = ChunkConfig::parse(&cfg).unwrap();
     bencher
         .counter(BytesCount::new(doc.len()))
         .bench(|| chunk_document(black_box(&doc), &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap());

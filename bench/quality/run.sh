@@ -14,7 +14,8 @@
 # with each installed model (retrieval.sql, retrieval.py).
 # Creates (and drops first) the database pg_chunk_bench_quality; work files go to
 # $PG_CHUNK_BUILD_DIR/quality. PER_RANGE (default 25) samples per sentence range; SEED (default
-# 2026) draws them (the penalty was chosen on 2026; SEED=7 is the held-out check).
+# 2026) draws them (the penalty was chosen on 2026; SEED=7 is the held-out check); RETRIEVAL=0
+# skips the retrieval step (12 minutes here, most of it MiniLM).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
@@ -22,6 +23,7 @@ source bench/python_env.sh
 
 PER_RANGE=${PER_RANGE:-25}
 SEED=${SEED:-2026}
+RETRIEVAL=${RETRIEVAL:-1}
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/quality
 DB=pg_chunk_bench_quality
@@ -62,6 +64,7 @@ for model in all-minilm-l6-v2 potion-base-8m; do
 done
 "$REFERENCE_VENV/bin/python" $HERE/ideas.py "$OUT/units-all-minilm-l6-v2.csv" "$OUT/units-potion-base-8m.csv"
 
+((RETRIEVAL)) || exit 0
 step "quality: retrieval (section titles as queries, 10 nearest chunks)"
 started=$(date +%s)
 sql -f $HERE/retrieval.sql <"$OUT/segments.csv" >"$OUT/retrieval.csv"

@@ -6,7 +6,7 @@
 -- sentences as knowledge.split_sentences finds them. Methods:
 --   none                         no boundaries (checks the harness: Pk near 47)
 --   fixed                        knowledge.chunk, strategy fixed, 350 characters, no overlap
---   langchain (MiniLM)           LangChain SemanticChunker's rule: each sentence embedded with its
+--   langchain (<model>)          LangChain SemanticChunker's rule: each sentence embedded with its
 --                                neighbours (buffer 1), cut after the gaps whose cosine distance
 --                                is above the document's 95th percentile; no size limits
 --   seed design                  knowledge.chunk with method threshold: ±1 smoothing, cut above the
@@ -45,6 +45,7 @@ INSERT INTO q_methods (method, cfg) VALUES
     ('none', NULL),
     ('fixed (350 characters)', '{"strategy": "fixed", "max_size": 350, "overlap": 0}'),
     ('langchain (MiniLM, buffer 1, p95)', NULL),
+    ('langchain (potion-base-8m, buffer 1, p95)', NULL),
     ('seed design (MiniLM, ±1 smoothing, p92)', '{"model": "all-minilm-l6-v2", "method": "threshold"}'),
     ('seed design (potion-base-8m)', '{"model": "potion-base-8m", "method": "threshold"}'),
     ('pg_chunk default (MiniLM)', '{"model": "all-minilm-l6-v2"}'),
@@ -62,21 +63,25 @@ CROSS JOIN q_docs AS d
 CROSS JOIN LATERAL knowledge.chunk(d.doc, m.cfg) AS c
 WHERE m.cfg IS NOT NULL AND c.chunk_index > 0;
 
--- LangChain's rule.
+-- LangChain's rule, with each model.
 INSERT INTO q_hypotheses
-WITH combined AS (
+WITH models (method, model) AS (
+    VALUES ('langchain (MiniLM, buffer 1, p95)', 'all-minilm-l6-v2'), ('langchain (potion-base-8m, buffer 1, p95)', 'potion-base-8m')
+), combined AS (
     SELECT sample, n, concat_ws(' ', lag(content) OVER w, content, lead(content) OVER w) AS text
     FROM q_units WINDOW w AS (PARTITION BY sample ORDER BY n)
 ), embedded AS (
-    SELECT c.sample, e.ordinality - 1 AS n, e.embedding
-    FROM (SELECT sample, array_agg(text ORDER BY n) AS texts FROM combined GROUP BY sample) AS c,
-         knowledge.embed_batch(c.texts, 'all-minilm-l6-v2') AS e
+    SELECT m.method, c.sample, e.ordinality - 1 AS n, e.embedding
+    FROM models AS m,
+         (SELECT sample, array_agg(text ORDER BY n) AS texts FROM combined GROUP BY sample) AS c,
+         knowledge.embed_batch(c.texts, m.model) AS e
 ), gaps AS (
-    SELECT sample, n, embedding <=> lead(embedding) OVER (PARTITION BY sample ORDER BY n) AS distance FROM embedded
+    SELECT method, sample, n, embedding <=> lead(embedding) OVER (PARTITION BY method, sample ORDER BY n) AS distance FROM embedded
 ), thresholds AS (
-    SELECT sample, percentile_cont(0.95) WITHIN GROUP (ORDER BY distance) AS threshold FROM gaps WHERE distance IS NOT NULL GROUP BY sample
+    SELECT method, sample, percentile_cont(0.95) WITHIN GROUP (ORDER BY distance) AS threshold
+    FROM gaps WHERE distance IS NOT NULL GROUP BY method, sample
 )
-SELECT 'langchain (MiniLM, buffer 1, p95)', g.sample, g.n + 1
-FROM gaps AS g JOIN thresholds AS t USING (sample) WHERE g.distance > t.threshold;
+SELECT g.method, g.sample, g.n + 1
+FROM gaps AS g JOIN thresholds AS t USING (method, sample) WHERE g.distance > t.threshold;
 
 \copy (SELECT m.method, d.sample, d.range, d.units, d.reference, coalesce((SELECT string_agg(DISTINCT h.start::text, ' ') FROM q_hypotheses AS h WHERE h.method = m.method AND h.sample = d.sample AND h.start > 0), '') FROM q_methods AS m CROSS JOIN (SELECT u.sample, min(q.range) AS range, count(*) AS units, coalesce(string_agg(u.n::text, ' ' ORDER BY u.n) FILTER (WHERE u.starts_segment), '') AS reference FROM (SELECT sample, n, n > 0 AND segment IS DISTINCT FROM lag(segment) OVER (PARTITION BY sample ORDER BY n) AS starts_segment FROM q_units) AS u JOIN q_docs AS q USING (sample) GROUP BY u.sample) AS d ORDER BY m.position, d.sample) TO pstdout WITH (FORMAT csv)

@@ -1,8 +1,10 @@
 -- One timed ingestion run in the fresh backend of a new connection:
 --   psql -d DB -v workload=W -v model=M -v pages=N -f ingest.sql
 -- W is alone (knowledge.embed_chunks over the first N pages: chunking plus chunk embeddings,
--- nothing stored) or trigger (the same pages inserted into knowledge.documents, whose trigger
--- chunks, embeds and stores them with their tsvectors and index entries). M embeds both, with
+-- nothing stored), trigger (the same pages inserted into knowledge.documents, whose trigger
+-- chunks, embeds and stores them with their tsvectors and index entries) or trigger-no-hnsw
+-- (the same without the config's HNSW index, which is rebuilt after the clock stops: what
+-- maintaining that index costs). M embeds both, with
 -- the default config (semantic chunking with M). The embedding cache is off and the model is
 -- loaded before the clock starts, so both runs embed every text. The trigger run starts from
 -- an empty store.
@@ -15,12 +17,18 @@ UPDATE knowledge.chunk_configs SET model = :'model' WHERE name = 'default';
 SELECT knowledge.embed('warm up', :'model') IS NOT NULL AS loaded \gset
 SELECT knowledge.model_file_sha256(:'model') IS NOT NULL AS hashed \gset
 SELECT count(*) AS documents, sum(octet_length(body)) AS bytes FROM (SELECT body FROM bench_pages ORDER BY page LIMIT :pages) AS p \gset
-SELECT :'workload' = 'trigger' AS via_trigger \gset
+SELECT :'workload' IN ('trigger', 'trigger-no-hnsw') AS via_trigger, :'workload' = 'trigger-no-hnsw' AS no_hnsw \gset
+\if :no_hnsw
+SELECT knowledge.drop_vector_index('default') AS dropped \gset
+\endif
 SELECT clock_timestamp() AS started \gset
 \if :via_trigger
 INSERT INTO knowledge.documents (content) SELECT body FROM bench_pages ORDER BY page LIMIT :pages;
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
 SELECT count(*) AS chunks FROM knowledge.chunks \gset
+\if :no_hnsw
+SELECT knowledge.create_vector_index('default') AS created \gset
+\endif
 \else
 SELECT count(*) AS chunks
 FROM (SELECT body FROM bench_pages ORDER BY page LIMIT :pages) AS p,
