@@ -308,6 +308,13 @@ fn pg_dump_and_restore_keep_every_document_and_chunk() {
 
     let mut restored = connect_database("restored");
     assert_eq!(store_contents(&mut restored), original);
+    // Each config's vector index is back (the extension script makes default's; the other is
+    // made as its chunk_configs row is restored).
+    let indexes: i64 = restored
+        .query_one("SELECT count(*) FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname IN (knowledge.vector_index_name('default'), knowledge.vector_index_name('small'))", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 2, "vector indexes after restore");
     // The restored store keeps working: a new document gets chunks, ids continue.
     restored.batch_execute("INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships. Their lamps turn.')").unwrap();
     assert_store_exact(&mut restored, "restored database after an insert");
