@@ -12,6 +12,14 @@ use crate::strategy::Explanation;
 use crate::threshold::Threshold;
 use std::fmt::Write;
 
+mod axis;
+mod svg;
+
+use axis::{x_tick_step, Axis};
+#[cfg(test)]
+use axis::nice_step;
+use svg::{escape, number, plural, text, text_width};
+
 const WIDTH: f64 = 900.0;
 const HEIGHT: f64 = 370.0;
 /// The plot area, inside the title (above), the y axis labels (left), the x axis labels and the
@@ -372,54 +380,6 @@ impl<'a> Plot<'a> {
     }
 }
 
-/// A y axis: its range, rounded out to whole ticks, and the ticks' step.
-struct Axis {
-    lo: f64,
-    hi: f64,
-    step: f64,
-    decimals: usize,
-}
-
-impl Axis {
-    /// An axis over 0 and every value, with 4 to 8 ticks.
-    fn covering(values: impl Iterator<Item = f64>) -> Axis {
-        let (mut lo, mut hi) = values.fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        if hi <= lo {
-            // No values, or all of them 0: any unit range shows the flat line.
-            hi = lo + 1.0;
-        }
-        let step = nice_step((hi - lo) / 5.0);
-        lo = (lo / step).floor() * step;
-        hi = (hi / step).ceil() * step;
-        let decimals = (-step.log10().floor()).max(0.0) as usize;
-        Axis { lo, hi, step, decimals }
-    }
-
-    fn ticks(&self) -> impl Iterator<Item = f64> + '_ {
-        let count = ((self.hi - self.lo) / self.step).round() as usize;
-        (0..=count).map(move |k| self.lo + k as f64 * self.step)
-    }
-}
-
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
-    let power = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * power).find(|&s| s >= raw * (1.0 - 1e-9)).unwrap_or(10.0 * power)
-}
-
-/// Sentences between x ticks: every one for short documents, thinning to about 15 labels.
-fn x_tick_step(n: usize) -> usize {
-    let mut power = 1;
-    loop {
-        for m in [1, 2, 5] {
-            if n.div_ceil(m * power) <= 15 {
-                return m * power;
-            }
-        }
-        power *= 10;
-    }
-}
-
 /// The legend: one row of swatches and labels under the x axis title, wrapping when full.
 struct Legend {
     x: f64,
@@ -464,44 +424,5 @@ impl Legend {
     }
 }
 
-/// Estimated width of `label` in pixels: 11 px sans-serif averages under 6.2 px a character.
-fn text_width(label: &str) -> f64 {
-    label.chars().count() as f64 * 6.2
-}
-
-fn text(svg: &mut String, x: f64, y: f64, anchor: &str, attributes: &str, content: &str) {
-    let _ = writeln!(svg, "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\" {attributes}>{}</text>", escape(content));
-}
-
-/// `value` with at most `decimals` decimals and no trailing zeros ("1.3", not "1.300").
-fn number(value: f64, decimals: usize) -> String {
-    let s = format!("{value:.decimals$}");
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if s == "-0" { "0".to_string() } else { s }
-}
-
-fn plural(count: usize) -> &'static str {
-    if count == 1 { "" } else { "s" }
-}
-
-/// Text and attribute values as XML character data.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 allows no other control characters, even escaped.
-            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-#[path = "plot_tests.rs"]
 mod tests;
