@@ -5,7 +5,7 @@
 
 use super::{add_overlap, Chunk};
 use crate::config::{Boundaries, ChunkConfig};
-use crate::curve::{distance_curve, smooth_neighbours};
+use crate::curve::{distance_curve, smooth_neighbours, Embeddings};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, runs_from_cuts, split_oversized, Run};
@@ -14,36 +14,46 @@ use crate::sentences::{split_sentences, Span};
 use crate::size::{TokenCounter, UnitSizes};
 use crate::threshold::{find_cuts, Cuts};
 
-/// The curve of one document and where it is cut.
+/// Where one document is cut.
 struct Analysis {
-    /// Distance between each unit and the next, from the raw vectors.
-    raw: Vec<f64>,
-    /// The same from the smoothed vectors; threshold rules apply to this.
-    smoothed: Vec<f64>,
     cuts: Cuts,
+    /// The smoothed distance curve, when the method needed it (threshold rules cut on it).
+    smoothed: Option<Vec<f64>>,
+}
+
+impl Analysis {
     /// How unlike its neighbours each gap is, for the size guards (which merge across the
     /// lowest seam and split at the highest): the smoothed distance, or for optimal
     /// segmentation the coherence gained by cutting there.
-    seams: Vec<f64>,
+    fn seams(&self) -> &[f64] {
+        self.smoothed.as_deref().unwrap_or(&self.cuts.scores)
+    }
 }
 
-fn analyse(doc: &str, units: &[Span], sizes: &UnitSizes, cfg: &ChunkConfig, embedder: &mut dyn Embedder) -> Result<Analysis, ChunkError> {
+fn embed_units(doc: &str, units: &[Span], embedder: &mut dyn Embedder) -> Result<Embeddings, ChunkError> {
     let texts: Vec<&str> = units.iter().map(|u| u.text(doc)).collect();
     let vectors = embedder.embed(&texts)?;
     if vectors.len() != units.len() {
         return Err(ChunkError::Embedding(format!("embedder returned {} vectors for {} sentences", vectors.len(), units.len())));
     }
-    let raw = distance_curve(&vectors);
-    let smoothed = distance_curve(&smooth_neighbours(&vectors, cfg.smoothing));
-    let (cuts, seams) = match cfg.boundaries {
+    Ok(vectors)
+}
+
+fn smoothed_curve(vectors: &Embeddings, cfg: &ChunkConfig) -> Vec<f64> {
+    distance_curve(&smooth_neighbours(vectors, cfg.smoothing))
+}
+
+/// Only what the method needs: chunking with optimal segmentation computes no distance curve.
+fn analyse(vectors: &Embeddings, sizes: &UnitSizes, cfg: &ChunkConfig) -> Analysis {
+    match cfg.boundaries {
         Boundaries::Optimal { penalty } => {
-            let cuts = optimal_cuts(&vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size));
-            let seams = cuts.scores.clone();
-            (cuts, seams)
+            Analysis { cuts: optimal_cuts(vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size)), smoothed: None }
         }
-        Boundaries::Threshold(rule) => (find_cuts(&smoothed, rule), smoothed.clone()),
-    };
-    Ok(Analysis { raw, smoothed, cuts, seams })
+        Boundaries::Threshold(rule) => {
+            let smoothed = smoothed_curve(vectors, cfg);
+            Analysis { cuts: find_cuts(&smoothed, rule), smoothed: Some(smoothed) }
+        }
+    }
 }
 
 /// A short document within the cap stays whole (seed design 000's inline routing).
@@ -60,13 +70,14 @@ pub fn semantic_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder
     if is_inline(&sizes, units.len(), cfg) {
         return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, "inline", Some(0))]);
     }
-    let analysis = analyse(doc, &units, &sizes, cfg, embedder)?;
+    let vectors = embed_units(doc, &units, embedder)?;
+    let analysis = analyse(&vectors, &sizes, cfg);
     Ok(plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens))
 }
 
 /// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
 fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes, analysis: &Analysis, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
-    let (seams, max) = (&analysis.seams, cfg.max_size);
+    let (seams, max) = (analysis.seams(), cfg.max_size);
     let runs = runs_from_cuts(units.len(), &analysis.cuts.is_cut);
     let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
     let runs: Vec<Run> = runs.into_iter().flat_map(|run| split_oversized(run, sizes, seams, cfg.target_size, max)).collect();
@@ -126,7 +137,10 @@ pub fn explain_semantic(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedde
         return Ok(Explanation { threshold: f64::NAN, sentences: vec![] });
     }
     let sizes = UnitSizes::new(doc, &units, tokens);
-    let analysis = analyse(doc, &units, &sizes, cfg, embedder)?;
+    let vectors = embed_units(doc, &units, embedder)?;
+    let analysis = analyse(&vectors, &sizes, cfg);
+    let raw = distance_curve(&vectors);
+    let smoothed = analysis.smoothed.clone().unwrap_or_else(|| smoothed_curve(&vectors, cfg));
     let inline = is_inline(&sizes, units.len(), cfg);
     let chunks = if inline { vec![] } else { plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens) };
     // Which sentences start a chunk, and which are cut inside at the cap.
@@ -157,8 +171,8 @@ pub fn explain_semantic(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedde
             }
             SentenceTrace {
                 span: units[i],
-                distance: gap.map(|g| analysis.raw[g]),
-                smoothed_distance: gap.map(|g| analysis.smoothed[g]),
+                distance: gap.map(|g| raw[g]),
+                smoothed_distance: gap.map(|g| smoothed[g]),
                 score: gap.map(|g| analysis.cuts.scores[g]),
                 is_cut,
                 reason,
