@@ -66,6 +66,9 @@ step "PostgreSQL 15 cluster"
 start_cluster
 ensure_superuser_role
 
+step "background workers (chunk configs in async mode)"
+configure_workers pg_chunk_demo
+
 step "demo database"
 demo_db=pg_chunk_demo
 psql -X -q -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$demo_db'" | grep -q 1 || createdb "$demo_db"

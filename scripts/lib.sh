@@ -30,8 +30,54 @@ add_trixie_sources() {
     apt-get update -qq
 }
 
+# pg_chunk.so is mapped by every backend that used it, and by the postmaster itself once it is
+# in shared_preload_libraries: overwriting the file in place crashes them (SIGBUS). Moved aside
+# first, the old file lives on for them until the cluster restarts.
+move_library_aside() {
+    local library
+    library="$(pg_pkglibdir)/pg_chunk.so"
+    if [ -f "$library" ]; then mv -f "$library" "$library.previous"; fi
+}
+
 install_release() {
-    cargo pgrx install --release --pg-config "$PG_CONFIG"
+    local library
+    library="$(pg_pkglibdir)/pg_chunk.so"
+    move_library_aside
+    if ! cargo pgrx install --release --pg-config "$PG_CONFIG"; then
+        # A preloading server cannot start without the library: put the old one back.
+        if [ ! -f "$library" ] && [ -f "$library.previous" ]; then mv -f "$library.previous" "$library"; fi
+        return 1
+    fi
+    rm -f "$library.previous"
+}
+
+# Loads pg_chunk at server start (shared_preload_libraries, after what is there already) and
+# has its background workers serve the given databases besides those they serve; restarts the
+# cluster for each setting that changed. The cluster must be running.
+configure_workers() {
+    local preload databases changed=0 db
+    preload=$(psql -X -qAt -d postgres -c "SHOW shared_preload_libraries")
+    if ! tr ',' '\n' <<<"$preload" | sed 's/^ *//; s/ *$//' | grep -qxF pg_chunk; then
+        preload=${preload:+$preload, }pg_chunk
+        say "shared_preload_libraries = '$preload'; restarting 15 main"
+        psql -X -q -d postgres -c "ALTER SYSTEM SET shared_preload_libraries = '$preload'"
+        restart_cluster
+    fi
+    # pg_chunk's server-start settings exist once the server has preloaded it.
+    databases=$(psql -X -qAt -d postgres -c "SHOW pg_chunk.worker_databases")
+    for db in "$@"; do
+        if ! tr ',' '\n' <<<"$databases" | sed 's/^ *//; s/ *$//' | grep -qxF "$db"; then
+            databases=${databases:+$databases,}$db
+            changed=1
+        fi
+    done
+    if ((changed)); then
+        say "pg_chunk.worker_databases = '$databases'; restarting 15 main"
+        psql -X -q -d postgres -c "ALTER SYSTEM SET pg_chunk.worker_databases = '$databases'"
+        restart_cluster
+    else
+        say "pg_chunk workers serve: $databases"
+    fi
 }
 
 # Starts the "15 main" cluster, creating it first if the machine has none.

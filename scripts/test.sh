@@ -22,14 +22,18 @@ step "in-database tests: cargo pgrx test pg15"
 pgdata=${PG_CHUNK_TEST_PGDATA:-/var/tmp/pg_chunk-pgrx-test}
 mkdir -p "$pgdata"
 chown postgres:postgres "$pgdata"
+# It installs a debug build over pg_chunk.so, which the running 15 main cluster has mapped.
+move_library_aside
 tested cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
 
 step "client tests against the running cluster"
 # cargo pgrx test installed its debug build into the same PostgreSQL: put the release build back.
 install_release
 start_cluster
-restart_cluster
 ensure_superuser_role
+# The queue tests' databases (tests/queue.rs, tests/worker_crash.rs) get background workers.
+configure_workers pg_chunk_test_queue pg_chunk_test_worker_crash
+restart_cluster
 tested cargo test -p pg_chunk_client_tests
 
 step "totals"

@@ -26,3 +26,18 @@ COMMENT ON FUNCTION knowledge.token_count(text, text) IS
 
 COMMENT ON FUNCTION knowledge.embedding_stats() IS
 'Per model, in this backend: loads and load time, sentences embedded, cache hits, time spent embedding.';
+
+COMMENT ON FUNCTION knowledge.embed_chunks_batch(bigint[], text[], jsonb, text) IS
+'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
+
+COMMENT ON FUNCTION knowledge.process_queue(int, int) IS
+'Chunks, embeds and writes up to batch_size queued documents in the caller''s transaction; failures are retried with backoff, then moved to knowledge.failed. The background workers call it.';
+
+COMMENT ON FUNCTION knowledge.wait_for_queue(interval) IS
+'Waits until knowledge.queue has nothing waiting or in progress (true) or the timeout passes (false).';
+
+COMMENT ON FUNCTION knowledge.retry_failed(text) IS
+'Queues the documents in knowledge.failed again (of one chunk config, or all); returns how many.';
+
+COMMENT ON VIEW knowledge.queue_status IS
+'Asynchronous ingestion at a glance: pending, in progress, failed, done in the last minute, the oldest pending age, and the workers serving this database.';

@@ -19,6 +19,9 @@ CREATE TABLE knowledge.chunk_configs (
     active boolean NOT NULL DEFAULT true,
     -- The type of the config's HNSW index (see "Vector indexes"): NULL = by the model's dimension.
     halfvec boolean,
+    -- sync: documents are chunked in the transaction that writes them; async: they are queued
+    -- (sql/queue.sql) and background workers chunk them after commit.
+    mode text NOT NULL DEFAULT 'sync' CHECK (mode IN ('sync', 'async')),
     -- The cfg chunks are made with: cfg, with "model" filled in from the model column.
     effective_cfg jsonb GENERATED ALWAYS AS (
         CASE WHEN cfg ? 'model' THEN cfg ELSE cfg || jsonb_object(ARRAY['model', model]) END) STORED,
@@ -260,30 +263,46 @@ BEGIN
 END
 $$;
 
--- Replaces a document's chunks for one config with what knowledge.chunk gives now, embedded.
--- Returns the number of chunks written.
-CREATE FUNCTION knowledge.write_chunks(document_id bigint, config knowledge.chunk_configs) RETURNS int
+-- Replaces documents' chunks for one config with what knowledge.chunk gives now, embedded (the
+-- chunks of all of them go to the model together). Returns the number of chunks written.
+CREATE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
     run bigint := knowledge.current_run(config);
     written int;
 BEGIN
-    DELETE FROM knowledge.chunks AS c WHERE c.document_id = write_chunks.document_id AND c.chunk_config = config.name;
+    DELETE FROM knowledge.chunks AS c WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name;
     INSERT INTO knowledge.chunks (document_id, chunk_config, chunk_index, content, char_offset, char_length,
                                   token_count, metadata, model, embedding, tsv, run_id)
-    SELECT d.id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
+    SELECT e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
            e.token_count, e.metadata, e.model, e.embedding, to_tsvector(d.language, e.content), run
-    FROM knowledge.documents AS d,
-         LATERAL knowledge.embed_chunks(d.content, config.effective_cfg, config.model) AS e
-    WHERE d.id = write_chunks.document_id;
+    FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
+          FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
+         CROSS JOIN LATERAL knowledge.embed_chunks_batch(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
+         JOIN knowledge.documents AS d ON d.id = e.document_id;
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;
 END
 $$;
 
+-- Writes a document's chunks for a config now (sync mode), or queues it (async mode, unless
+-- queue_async is false). Returns the number of chunks written.
+CREATE FUNCTION knowledge.refresh_chunks(document_id bigint, config knowledge.chunk_configs, queue_async boolean DEFAULT true)
+RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF queue_async AND config.mode = 'async' THEN
+        PERFORM knowledge.enqueue(document_id, config.name);
+        RETURN 0;
+    END IF;
+    RETURN knowledge.write_chunks(ARRAY[document_id], config);
+END
+$$;
+
 -- Brings one document's chunks in step with its configs: drops chunks of configs that no
--- longer apply, rewrites the others. Returns the number of chunks written.
-CREATE FUNCTION knowledge.sync_document(document_id bigint) RETURNS int
+-- longer apply, rewrites (or, for async configs, queues) the others. Returns the number of
+-- chunks written.
+CREATE FUNCTION knowledge.sync_document(document_id bigint, queue_async boolean DEFAULT true) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
     doc knowledge.documents;
@@ -299,7 +318,7 @@ BEGIN
     WHERE c.document_id = doc.id
       AND c.chunk_config NOT IN (SELECT name FROM knowledge.document_configs(doc.chunk_config));
     FOR config IN SELECT * FROM knowledge.document_configs(doc.chunk_config) LOOP
-        written := written + knowledge.write_chunks(doc.id, config);
+        written := written + knowledge.refresh_chunks(doc.id, config, queue_async);
     END LOOP;
     RETURN written;
 END
@@ -338,6 +357,11 @@ BEGIN
         RAISE EXCEPTION 'halfvec indexes take at most 4,000 dimensions; model "%" has more', NEW.model
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave halfvec NULL to search this config without an index.';
     END IF;
+    IF NEW.mode = 'async' AND (TG_OP = 'INSERT' OR OLD.mode <> 'async') AND knowledge.queue_workers() = 0 THEN
+        RAISE WARNING 'no pg_chunk worker serves database "%": documents of chunk config "%" will wait in knowledge.queue',
+            current_database(), NEW.name
+            USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
+    END IF;
     RETURN NEW;
 END
 $$;
@@ -370,7 +394,8 @@ $$;
 CREATE TRIGGER chunk_configs_sync AFTER INSERT OR UPDATE ON knowledge.chunk_configs
 FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_sync();
 
--- Rechunks one document (config NULL: each of its configs) and returns the chunks written.
+-- Rechunks one document now (config NULL: with each of its configs), async configs included,
+-- and returns the chunks written.
 CREATE FUNCTION knowledge.rechunk(document_id bigint, config text DEFAULT NULL) RETURNS int
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -378,14 +403,15 @@ BEGIN
         RAISE EXCEPTION 'no document with id %', document_id USING ERRCODE = 'no_data_found';
     END IF;
     IF config IS NULL THEN
-        RETURN knowledge.sync_document(document_id);
+        RETURN knowledge.sync_document(document_id, queue_async => false);
     END IF;
-    RETURN knowledge.write_chunks(document_id, knowledge.named_chunk_config(config));
+    RETURN knowledge.write_chunks(ARRAY[document_id], knowledge.named_chunk_config(config));
 END
 $$;
 
 -- Rechunks every document the config applies to (config NULL: every document with all its
--- configs), with a NOTICE every progress_every documents. Returns the number of documents.
+-- configs), with a NOTICE every progress_every documents; for an async config it queues them.
+-- Returns the number of documents.
 CREATE FUNCTION knowledge.rechunk_all(config text DEFAULT NULL, progress_every int DEFAULT 100) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -408,7 +434,7 @@ BEGIN
         IF config IS NULL THEN
             PERFORM knowledge.sync_document(doc_id);
         ELSE
-            PERFORM knowledge.write_chunks(doc_id, c);
+            PERFORM knowledge.refresh_chunks(doc_id, c);
         END IF;
         done := done + 1;
         IF done % progress_every = 0 OR done = total THEN
@@ -653,22 +679,5 @@ BEGIN
         ORDER BY score DESC, id LIMIT $9
         $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name)
     USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, tsq, min_score, k;
-END
-$$;
-
--- Every function here runs with a fixed search_path (pg_catalog, then pgvector's schema for its
--- types and operators), so no caller's objects can stand in for the ones it means.
-DO $$
-DECLARE
-    vector_schema name := (SELECT n.nspname FROM pg_catalog.pg_extension AS e
-                           JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
-    f regprocedure;
-BEGIN
-    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
-             WHERE p.pronamespace = 'knowledge'::regnamespace AND p.prolang IN (
-                   SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
-               AND p.prokind = 'f' LOOP
-        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);
-    END LOOP;
 END
 $$;

@@ -15,6 +15,9 @@ pub enum Error {
     Embed { source: EmbedError, model: String, setting: &'static str },
     #[error("unknown embedding model \"{0}\"; see knowledge.models")]
     UnknownModel(String),
+    /// A function argument out of its domain, other than a cfg (SQLSTATE 22023).
+    #[error("{0}")]
+    InvalidArgument(String),
     /// `knowledge.models` holds something unusable.
     #[error("{0}")]
     Registry(String),
@@ -35,7 +38,7 @@ impl Error {
     /// The SQLSTATE each kind of error is reported with.
     pub fn sqlstate(&self) -> PgSqlErrorCode {
         match self {
-            Error::Chunk(ChunkError::InvalidConfig { .. }) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, // 22023
+            Error::Chunk(ChunkError::InvalidConfig { .. }) | Error::InvalidArgument(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, // 22023
             Error::Chunk(ChunkError::DocumentTooLarge { .. }) => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, // 54000
             Error::Chunk(ChunkError::UnknownModel(_)) | Error::UnknownModel(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT, // 42704
             Error::Chunk(ChunkError::Embedding(_)) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, // 38000

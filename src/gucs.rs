@@ -37,7 +37,58 @@ static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 /// triggers in sql/store.sql.
 static MAINTAIN_CHUNKS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// Databases the background workers serve (comma-separated), each with its own workers; read
+/// at server start. Empty by default: a worker holds a connection to its database, which only
+/// the databases that use async chunk configs want. Needs pg_chunk in shared_preload_libraries.
+static WORKER_DATABASES: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c""));
+
+/// Background workers per served database; read at server start. One is enough for a 2-core
+/// machine (each embeds with pg_chunk.threads threads); more drain a queue in parallel.
+static WORKERS: GucSetting<i32> = GucSetting::<i32>::new(1);
+
+/// Queued documents a worker takes in one transaction. Their chunks are embedded together, so
+/// short documents fill inference batches; a larger batch holds more row locks for longer.
+static WORKER_BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
+
+/// How long an idle worker sleeps, in seconds, before it looks at the queue anyway. Workers are
+/// woken when work is queued; the nap only brings back documents waiting out a retry backoff.
+static WORKER_NAPTIME: GucSetting<i32> = GucSetting::<i32>::new(10);
+
 pub fn init() {
+    // Settings read at server start can only be defined while PostgreSQL loads
+    // shared_preload_libraries (defining them later is FATAL); without that there are no workers.
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
+    if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
+        GucRegistry::define_string_guc(
+            c"pg_chunk.worker_databases",
+            c"Databases whose knowledge.queue background workers drain (comma-separated).",
+            c"Needs pg_chunk in shared_preload_libraries; takes effect at server start.",
+            &WORKER_DATABASES,
+            GucContext::Postmaster,
+            GucFlags::default(),
+        );
+        GucRegistry::define_int_guc(c"pg_chunk.workers", c"Background workers per database in pg_chunk.worker_databases.", c"", &WORKERS, 0, 64, GucContext::Postmaster, GucFlags::default());
+    }
+    GucRegistry::define_int_guc(
+        c"pg_chunk.worker_batch_size",
+        c"Queued documents a background worker chunks and embeds in one transaction.",
+        c"",
+        &WORKER_BATCH_SIZE,
+        1,
+        1000,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_chunk.worker_naptime",
+        c"Seconds an idle background worker sleeps before it looks at the queue unwoken.",
+        c"",
+        &WORKER_NAPTIME,
+        1,
+        3600,
+        GucContext::Sighup,
+        GucFlags::UNIT_S,
+    );
     GucRegistry::define_string_guc(
         c"pg_chunk.onnxruntime_library",
         c"Path of ONNX Runtime's libonnxruntime.so.",
@@ -115,6 +166,29 @@ pub fn batch_size() -> usize {
 
 pub fn embedding_cache_bytes() -> usize {
     EMBEDDING_CACHE_MB.get().max(0) as usize * 1024 * 1024
+}
+
+/// The databases named in pg_chunk.worker_databases, in order, without blanks or repeats.
+pub fn worker_databases() -> Vec<String> {
+    let mut databases: Vec<String> = Vec::new();
+    for name in string_setting(&WORKER_DATABASES).split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if !databases.iter().any(|d| d == name) {
+            databases.push(name.to_string());
+        }
+    }
+    databases
+}
+
+pub fn workers() -> usize {
+    WORKERS.get().max(0) as usize
+}
+
+pub fn worker_batch_size() -> i32 {
+    WORKER_BATCH_SIZE.get().max(1)
+}
+
+pub fn worker_naptime() -> std::time::Duration {
+    std::time::Duration::from_secs(WORKER_NAPTIME.get().max(1) as u64)
 }
 
 fn string_setting(setting: &GucSetting<Option<CString>>) -> String {

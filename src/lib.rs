@@ -12,20 +12,27 @@ mod gucs;
 mod models;
 mod store;
 mod vector;
+mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
 
 // The model registry comes first: functions read it at run time.
 extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
 // The store: documents, configs, chunks, triggers and search, over the functions above.
-extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks, model_file_sha256, check_chunk_config, embed]);
+extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks, embed_chunks_batch, model_file_sha256, check_chunk_config, embed]);
+// Asynchronous ingestion: the queue the background workers (worker.rs) drain.
+extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
+// Pins the search_path of every SQL function above.
+extension_sql_file!("../sql/search_path.sql", name = "search_path", requires = ["store", "queue"]);
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
-/// Registers the settings only; models load on first use in each backend, never here.
+/// Registers the settings, and the queue's background workers when loaded by
+/// shared_preload_libraries; models load on first use in each backend, never here.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
+    worker::register();
 }
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -34,6 +41,8 @@ mod pg_model_tests;
 mod pg_test_support;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_plot_tests;
+#[cfg(any(test, feature = "pg_test"))]
+mod pg_queue_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_store_tests;
 #[cfg(any(test, feature = "pg_test"))]

@@ -46,15 +46,65 @@ fn embed_chunks(
 type EmbeddedChunkRow = (i32, String, i32, i32, i32, JsonB, String, Option<Vector>);
 
 fn chunks_with_embeddings(doc: &str, cfg: &serde_json::Value, model: Option<&str>) -> Result<Vec<EmbeddedChunkRow>, Error> {
+    let documents = chunks_of_documents(&[(0, doc)], cfg, model)?;
+    Ok(documents.into_iter().map(|(_, row)| row).collect())
+}
+
+/// The chunks of several documents, as `knowledge.embed_chunks` gives them for each, with their
+/// document ids. All the chunks go to the model together, so a batch of short documents fills
+/// inference batches that each document alone would leave half empty (knowledge.process_queue
+/// writes queued documents with it).
+#[pg_extern(stable, parallel_safe)]
+fn embed_chunks_batch(
+    document_ids: Option<Vec<Option<i64>>>,
+    docs: Option<Vec<Option<String>>>,
+    cfg: default!(Option<JsonB>, "'{}'"),
+    model: default!(Option<&str>, "NULL"),
+) -> Result<
+    TableIterator<
+        'static,
+        (
+            name!(document_id, i64),
+            name!(chunk_index, i32),
+            name!(content, String),
+            name!(char_offset, i32),
+            name!(char_length, i32),
+            name!(token_count, i32),
+            name!(metadata, JsonB),
+            name!(model, String),
+            name!(embedding, Option<Vector>),
+        ),
+    >,
+    ErrorReport,
+> {
+    let (Some(ids), Some(docs), Some(cfg)) = (document_ids, docs, cfg) else { return Ok(TableIterator::new(Vec::new())) };
+    if ids.len() != docs.len() {
+        let message = format!("document_ids has {} elements and docs {}; they must match", ids.len(), docs.len());
+        return Err(Error::InvalidArgument(message).report("embed_chunks_batch"));
+    }
+    // A NULL id or document has no chunks, as embed_chunks(NULL) has none.
+    let pairs: Vec<(i64, &str)> = ids.iter().zip(&docs).filter_map(|(id, doc)| Some(((*id)?, doc.as_deref()?))).collect();
+    let rows = chunks_of_documents(&pairs, &cfg.0, model).map_err(|e| e.report("embed_chunks_batch"))?;
+    Ok(TableIterator::new(rows.into_iter().map(|(id, (index, content, offset, length, tokens, metadata, model, vector))| {
+        (id, index, content, offset, length, tokens, metadata, model, vector)
+    })))
+}
+
+fn chunks_of_documents(docs: &[(i64, &str)], cfg: &serde_json::Value, model: Option<&str>) -> Result<Vec<(i64, EmbeddedChunkRow)>, Error> {
     let cfg = ChunkConfig::parse(cfg)?;
     let model = model.map(str::to_string).or_else(|| cfg.model.clone()).unwrap_or_else(gucs::default_model);
-    let chunks = chunk_rows(doc, &cfg)?;
-    let texts: Vec<Option<&str>> = chunks.iter().map(|c| Some(c.1.as_str())).collect();
+    let mut chunks = Vec::new();
+    for &(id, doc) in docs {
+        chunks.extend(chunk_rows(doc, &cfg)?.into_iter().map(|row| (id, row)));
+    }
+    let texts: Vec<Option<&str>> = chunks.iter().map(|(_, c)| Some(c.1.as_str())).collect();
     let embedded = embed_optional(&texts, &model, Role::Passage)?;
     Ok(chunks
         .into_iter()
         .zip(embedded.vectors)
-        .map(|((index, content, offset, length, tokens, metadata), vector)| (index, content, offset, length, tokens, metadata, model.clone(), vector))
+        .map(|((id, (index, content, offset, length, tokens, metadata)), vector)| {
+            (id, (index, content, offset, length, tokens, metadata, model.clone(), vector))
+        })
         .collect())
 }
 

@@ -111,3 +111,36 @@ pub fn store_mismatches(client: &mut Client) -> Vec<String> {
         WHERE c.tsv IS DISTINCT FROM to_tsvector(d.language, c.content) OR c.model <> cc.model OR r.model <> c.model";
     client.query(query, &[]).unwrap().iter().map(|row| row.get(0)).collect()
 }
+
+/// A short document of `i`'s own mix of two topics, so documents differ and chunk apart.
+pub fn topic_document(i: usize) -> String {
+    let topics = [
+        "Bees keep the hive warm in winter by clustering and shivering their flight muscles. The queen stays in the middle of the cluster.",
+        "Volcanoes erupt when magma rises through cracks in the crust. Lava cools into basalt and pumice.",
+        "Sourdough bread rises because wild yeast and lactic bacteria ferment the dough. A starter is fed flour and water daily.",
+        "PostgreSQL's vacuum reclaims space from dead row versions. Autovacuum runs it when enough rows have changed.",
+        "Glaciers carve valleys into a U shape as they slide downhill. Their ice can be thousands of years old.",
+    ];
+    format!("Document {i}. {} {}\n\n{}", topics[i % 5], topics[(i + 2) % 5], topics[(i + 3) % 5])
+}
+
+/// Panics with the first mismatches when knowledge.chunks is not exactly what the store promises.
+pub fn assert_store_exact(client: &mut Client, when: &str) {
+    let mismatches = store_mismatches(client);
+    assert!(mismatches.is_empty(), "{when}: {} mismatches, first {:?}", mismatches.len(), &mismatches[..mismatches.len().min(5)]);
+}
+
+/// Waits (up to 2 minutes) until a pg_chunk background worker is connected to the database of
+/// `client`: after the database is made afresh, the postmaster starts its worker again within
+/// seconds (scripts/test.sh configures the workers of the test databases).
+pub fn wait_for_worker(client: &mut Client) {
+    let started = std::time::Instant::now();
+    loop {
+        let workers: i64 = client.query_one("SELECT workers FROM knowledge.queue_status", &[]).unwrap().get(0);
+        if workers > 0 {
+            return;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "no pg_chunk worker connected to this database in 2 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

@@ -3,33 +3,16 @@
 //! rollbacks, several configs, mirrored user tables, concurrent writers and a dump and restore.
 //! Each test has a database of its own; most embed with the static model to stay quick.
 
-use pg_chunk_client_tests::{connect_database, connection_string, fresh_database, sample_document, sqlstate_of, store_mismatches};
+use pg_chunk_client_tests::{assert_store_exact, connect_database, connection_string, fresh_database, sample_document, sqlstate_of, topic_document};
 use postgres::Client;
 use std::process::Command;
 use std::thread;
-
-/// A short document of `i`'s own mix of two topics, so documents differ and chunk apart.
-fn topic_document(i: usize) -> String {
-    let topics = [
-        "Bees keep the hive warm in winter by clustering and shivering their flight muscles. The queen stays in the middle of the cluster.",
-        "Volcanoes erupt when magma rises through cracks in the crust. Lava cools into basalt and pumice.",
-        "Sourdough bread rises because wild yeast and lactic bacteria ferment the dough. A starter is fed flour and water daily.",
-        "PostgreSQL's vacuum reclaims space from dead row versions. Autovacuum runs it when enough rows have changed.",
-        "Glaciers carve valleys into a U shape as they slide downhill. Their ice can be thousands of years old.",
-    ];
-    format!("Document {i}. {} {}\n\n{}", topics[i % 5], topics[(i + 2) % 5], topics[(i + 3) % 5])
-}
 
 /// A fresh database whose default config embeds with the static model.
 fn store_database(name: &str) -> Client {
     let mut client = fresh_database(name);
     client.batch_execute("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default'").unwrap();
     client
-}
-
-fn assert_store_exact(client: &mut Client, when: &str) {
-    let mismatches = store_mismatches(client);
-    assert!(mismatches.is_empty(), "{when}: {} mismatches, first {:?}", mismatches.len(), &mismatches[..mismatches.len().min(5)]);
 }
 
 fn count(client: &mut Client, query: &str) -> i64 {
