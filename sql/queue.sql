@@ -79,14 +79,17 @@ BEGIN
     DELETE FROM knowledge.queue AS q WHERE (q.document_id, q.chunk_config) IN (
         SELECT o.document_id, o.chunk_config FROM knowledge.queue AS o
         WHERE o.done_at < now() - interval '1 minute' FOR UPDATE SKIP LOCKED);
-    -- The document row is locked too (KEY SHARE, which updates of its content do not wait
-    -- for): a DELETE of it waits until this transaction ends instead of deadlocking with it.
+    -- The document and config rows are locked too (KEY SHARE, which updates of a document's
+    -- content or a config's cfg do not wait for): deleting either waits until this transaction
+    -- ends, instead of deadlocking with its inserts into knowledge.chunks (which reference both).
     FOR item IN
-        SELECT q.* FROM knowledge.queue AS q JOIN knowledge.documents AS d ON d.id = q.document_id
+        SELECT q.* FROM knowledge.queue AS q
+        JOIN knowledge.documents AS d ON d.id = q.document_id
+        JOIN knowledge.chunk_configs AS c ON c.name = q.chunk_config
         WHERE q.done_at IS NULL AND q.not_before <= clock_timestamp()
         ORDER BY q.not_before, q.document_id
         LIMIT batch_size
-        FOR UPDATE OF q SKIP LOCKED FOR KEY SHARE OF d SKIP LOCKED
+        FOR UPDATE OF q SKIP LOCKED FOR KEY SHARE OF d, c SKIP LOCKED
     LOOP
         taken := taken || item;
         PERFORM pg_try_advisory_xact_lock(knowledge.queue_lock_class(), hashtext(item.document_id || '/' || item.chunk_config));
@@ -165,7 +168,17 @@ BEGIN
 END
 $$;
 
--- Number of pg_chunk background workers connected to this database.
+-- Whether this server starts background workers for this database: pg_chunk preloaded (its
+-- server-start settings exist only then), at least one worker per database, and this database
+-- in pg_chunk.worker_databases.
+CREATE FUNCTION knowledge.queue_served() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(current_setting('pg_chunk.workers', true)::int > 0, false)
+       AND EXISTS (SELECT FROM unnest(string_to_array(current_setting('pg_chunk.worker_databases', true), ',')) AS d
+                   WHERE btrim(d) = current_database())
+$$;
+
+-- Number of pg_chunk background workers connected to this database now.
 CREATE FUNCTION knowledge.queue_workers() RETURNS bigint
 LANGUAGE sql STABLE AS $$
     SELECT count(*) FROM pg_catalog.pg_stat_activity AS a
@@ -216,8 +229,8 @@ BEGIN
         IF clock_timestamp() >= deadline THEN
             RETURN false;
         END IF;
-        IF NOT warned AND knowledge.queue_workers() = 0 THEN
-            RAISE WARNING 'no pg_chunk worker serves database "%" yet', current_database()
+        IF NOT warned AND NOT knowledge.queue_served() THEN
+            RAISE WARNING 'no pg_chunk worker serves database "%"', current_database()
                 USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
             warned := true;
         END IF;

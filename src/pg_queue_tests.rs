@@ -163,5 +163,6 @@ mod tests {
         assert_eq!(sqlstate_of("SELECT knowledge.wait_for_queue(NULL)"), "22023");
         assert_eq!(sqlstate_of("INSERT INTO knowledge.chunk_configs (name, mode) VALUES ('x', 'later')"), "23514");
         assert_eq!(one::<i64>("SELECT workers FROM knowledge.queue_status"), 0, "no worker in the test server");
+        assert!(!one::<bool>("SELECT knowledge.queue_served()"), "pg_chunk is not preloaded there");
     }
 }

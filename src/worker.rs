@@ -18,6 +18,10 @@ const CHANNEL: &std::ffi::CStr = c"pg_chunk_queue";
 /// What `pg_stat_activity.backend_type` says for these workers; sql/store.sql looks for it.
 const WORKER_TYPE: &str = "pg_chunk worker";
 
+/// How much the workers lower their CPU priority (nice(2)): inserting into an async config must
+/// stay fast while a worker embeds beside it, so on a busy machine the inserts go first.
+const NICENESS: std::ffi::c_int = 10;
+
 /// How soon the postmaster starts a worker again after it exited with an error or was killed.
 const RESTART_AFTER: Duration = Duration::from_secs(5);
 
@@ -74,6 +78,9 @@ pub extern "C-unwind" fn pg_chunk_queue_worker(index: pg_sys::Datum) {
         pg_sys::pqsignal(pg_sys::SIGHUP as i32, Some(handle_sighup));
         pg_sys::BackgroundWorkerUnblockSignals();
     }
+    // SAFETY: changes this process's scheduling priority only. Failing (a lower limit set by the
+    // administrator) leaves the worker at normal priority, which is harmless.
+    unsafe { libc::nice(NICENESS) };
     let Some(database) = gucs::worker_databases().into_iter().nth(index.value()) else {
         // The list changed under a running server; a restart registers the new one.
         return;

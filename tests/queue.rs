@@ -53,6 +53,28 @@ fn five_hundred_async_documents_drain_to_the_sync_result() {
 }
 
 #[test]
+fn a_commit_wakes_the_worker_long_before_its_naptime() {
+    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut client = fresh_database(DATABASE);
+    wait_for_worker(&mut client);
+    let naptime: String = client.query_one("SHOW pg_chunk.worker_naptime", &[]).unwrap().get(0);
+    assert_eq!(naptime, "10s", "the default, which this test relies on");
+    client
+        .batch_execute(
+            "UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
+             INSERT INTO knowledge.chunk_configs (name, model, mode) VALUES ('later', 'potion-base-8m', 'async');",
+        )
+        .unwrap();
+    // Let the worker go back to sleep after the config's (empty) rechunk, then queue one
+    // document: without the NOTIFY the worker would sleep up to 10 s more.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&topic_document(1)]).unwrap();
+    let drained: bool = client.query_one("SELECT knowledge.wait_for_queue('5 s')", &[]).unwrap().get(0);
+    assert!(drained, "the worker was not woken by the commit");
+    assert_store_exact(&mut client, "after one woken batch");
+}
+
+#[test]
 fn updates_and_deletes_racing_the_worker_end_consistent() {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut client = fresh_database(DATABASE);

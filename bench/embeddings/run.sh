@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Embedding benchmark (issue 3): all-MiniLM-L6-v2 through SQL against plain ONNX Runtime, the
-# static potion-base-8m, model load time and backend memory. Prints a markdown table.
+# static potion-base-8m, multilingual-e5-small, model load time and backend memory. Prints a markdown table.
 #
 #   bash bench/embeddings/run.sh
 #
@@ -70,7 +70,7 @@ mapfile -t minilm_files < <(sql -c "SELECT '--model-file=$models/' || model_file
 
 step "embeddings benchmark: throughput, $RUNS rounds"
 : >"$results"
-workloads=(raw embed_batch semantic_chunk potion_batch)
+workloads=(raw embed_batch semantic_chunk potion_batch e5_batch)
 for ((round = 1; round <= RUNS; round++)); do
     for ((k = 0; k < ${#workloads[@]}; k++)); do
         run_workload "$round" "${workloads[(round - 1 + k) % ${#workloads[@]}]}"
@@ -85,7 +85,7 @@ sql -c "INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, di
 
 step "embeddings benchmark: model load and memory, $LOADS fresh backends per model"
 for ((round = 1; round <= LOADS; round++)); do
-    for model in all-minilm-l6-v2 all-minilm-l6-v2-onnx potion-base-8m; do
+    for model in all-minilm-l6-v2 all-minilm-l6-v2-onnx potion-base-8m multilingual-e5-small; do
         sql -v model="$model" -f $HERE/backend.sql | sed "s/^/$round\tbackend:$model\t/" >>"$results"
     done
     say "round $round done"
