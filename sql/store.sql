@@ -357,7 +357,7 @@ BEGIN
         RAISE EXCEPTION 'halfvec indexes take at most 4,000 dimensions; model "%" has more', NEW.model
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave halfvec NULL to search this config without an index.';
     END IF;
-    IF NEW.mode = 'async' AND (TG_OP = 'INSERT' OR OLD.mode <> 'async') AND knowledge.queue_workers() = 0 THEN
+    IF NEW.mode = 'async' AND (TG_OP = 'INSERT' OR OLD.mode <> 'async') AND NOT knowledge.queue_served() THEN
         RAISE WARNING 'no pg_chunk worker serves database "%": documents of chunk config "%" will wait in knowledge.queue',
             current_database(), NEW.name
             USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
