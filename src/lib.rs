@@ -1,6 +1,7 @@
 //! pg_chunk: the SQL boundary. The functions users call are in `api.rs`, the store's in
-//! `store.rs` (its tables, triggers and search are SQL, in sql/store.sql); the algorithms are
-//! in `crates/pg_chunk_core`, which knows nothing of PostgreSQL.
+//! `store.rs` (its tables, triggers, search and queue are SQL, in sql/), the queue's background
+//! workers in `worker.rs`; the algorithms are in `crates/pg_chunk_core`, which knows nothing of
+//! PostgreSQL.
 
 use pgrx::prelude::*;
 
@@ -18,12 +19,16 @@ mod worker;
 
 // The model registry comes first: functions read it at run time.
 extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
-// The store: documents, configs, chunks, triggers and search, over the functions above.
+// The store: documents, configs, chunks, vector indexes and the triggers that keep them in step.
 extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks, embed_chunks_batch, model_file_sha256, check_chunk_config, embed]);
+// Mirroring users' tables into the store.
+extension_sql_file!("../sql/attach.sql", name = "attach", requires = ["store"]);
+// Hybrid search over the store.
+extension_sql_file!("../sql/search.sql", name = "search", requires = ["store"]);
 // Asynchronous ingestion: the queue the background workers (worker.rs) drain.
 extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
 // Pins the search_path of every SQL function above.
-extension_sql_file!("../sql/search_path.sql", name = "search_path", requires = ["store", "queue"]);
+extension_sql_file!("../sql/search_path.sql", name = "search_path", requires = ["store", "attach", "search", "queue"]);
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 

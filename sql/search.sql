@@ -1,0 +1,122 @@
+-- knowledge.search: hybrid search over the store's chunks, vector (the config's HNSW index) and
+-- full text (GIN) fused by reciprocal rank. Runs as its caller, so row-level security applies.
+
+-- OR of tsqueries: the query in each language documents are written in.
+CREATE AGGREGATE knowledge.tsquery_or_all (tsquery) (SFUNC = pg_catalog.tsquery_or, STYPE = tsquery);
+--
+-- options: mode ("hybrid" | "vector" | "text"), config (default "default"), min_score (the
+-- least cosine similarity to the query a result needs; if none has it, the best k come back
+-- anyway with below_min_score), document_ids (array of ids), metadata (documents whose
+-- metadata @> it), language (regconfig for the query; default: each language in use).
+-- Candidates: 4·k from the model's HNSW index by cosine distance, 4·k from full text by
+-- ts_rank_cd; fused by reciprocal rank, score = Σ 1 / (60 + rank).
+CREATE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+-- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+DECLARE
+    mode text := coalesce(options ->> 'mode', 'hybrid');
+    config_name text := coalesce(options ->> 'config', 'default');
+    config knowledge.chunk_configs;
+    dim int;
+    min_score float8;
+    doc_ids bigint[];
+    doc_metadata jsonb := options -> 'metadata';
+    query_vector text;
+    tsq tsquery;
+    candidates int;
+    unknown text;
+BEGIN
+    IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language') LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Options are mode, config, min_score, document_ids, metadata and language.';
+    END IF;
+    IF mode NOT IN ('hybrid', 'vector', 'text') THEN
+        RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF k IS NULL OR k < 1 OR k > 1000 THEN
+        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+        min_score := (options ->> 'min_score')::float8;
+        doc_ids := CASE WHEN options ? 'document_ids'
+                        THEN ARRAY(SELECT jsonb_array_elements_text(options -> 'document_ids')::bigint) END;
+    EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range OR invalid_parameter_value THEN
+        RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
+            USING ERRCODE = 'invalid_parameter_value';
+    END;
+    IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
+        RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    config := knowledge.named_chunk_config(config_name);
+    IF mode = 'text' AND min_score IS NOT NULL THEN
+        RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF query IS NULL OR btrim(query) = '' THEN
+        RETURN;
+    END IF;
+    candidates := 4 * k;
+    PERFORM set_config('hnsw.ef_search', greatest(100, candidates)::text, true);
+
+    SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
+    LEFT JOIN knowledge.models AS m ON m.name = config.model;
+    IF mode <> 'text' THEN
+        query_vector := knowledge.embed(query, config.model, 'query')::text;
+    END IF;
+    IF options ? 'language' THEN
+        tsq := websearch_to_tsquery((options ->> 'language')::regconfig, query);
+    ELSE
+        -- NULL when no document has a language yet: then no chunk matches.
+        SELECT knowledge.tsquery_or_all(q) INTO tsq FROM (
+            SELECT websearch_to_tsquery(l.language, query) AS q FROM knowledge.languages AS l) AS per_language;
+    END IF;
+
+    -- The config, model and dimension are spliced as literals so the planner matches the
+    -- config's partial HNSW index; the query text and vector always travel as parameters.
+    RETURN QUERY EXECUTE format($q$
+        WITH vector_hits AS (
+            SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
+            FROM (SELECT c.id, %1$s AS embedding_cast
+                  FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+                  WHERE $6 <> 'text' AND c.model = %2$L AND c.chunk_config = %3$L
+                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                  ORDER BY %1$s <=> $1 LIMIT $5) AS c
+        ), text_hits AS (
+            SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, $7) DESC, c.id) AS rank
+            FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+            WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $7
+              AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+              AND ($4::jsonb IS NULL OR d.metadata @> $4)
+            ORDER BY ts_rank_cd(c.tsv, $7) DESC, c.id LIMIT $5
+        ), fused AS (
+            SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
+                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
+            FROM vector_hits AS v FULL JOIN text_hits AS t ON t.id = v.id
+        ), scored AS (
+            SELECT f.*, CASE WHEN c.model = %2$L THEN 1 - (%1$s <=> $1) END AS similarity,
+                   c.document_id, c.chunk_index, c.content
+            FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
+        ), passing AS (
+            SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
+        )
+        SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
+        FROM (SELECT * FROM passing
+              UNION ALL
+              SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
+        ORDER BY score DESC, id LIMIT $9
+        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name)
+    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, tsq, min_score, k;
+END
+$$;
