@@ -263,6 +263,16 @@ BEGIN
 END
 $$;
 
+-- The chunks of one document exactly as knowledge.chunk(doc, cfg) gives them, each with its
+-- embedding by model (NULL: cfg.model, else pg_chunk.default_model): embed_chunks_batch of one.
+CREATE FUNCTION knowledge.embed_chunks(doc text, cfg jsonb DEFAULT '{}', model text DEFAULT NULL)
+RETURNS TABLE (chunk_index int, content text, char_offset int, char_length int, token_count int,
+               metadata jsonb, model text, embedding vector)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT e.chunk_index, e.content, e.char_offset, e.char_length, e.token_count, e.metadata, e.model, e.embedding
+    FROM knowledge.embed_chunks_batch(ARRAY[0::bigint], ARRAY[doc], cfg, model) AS e
+$$;
+
 -- Replaces documents' chunks for one config with what knowledge.chunk gives now, embedded (the
 -- chunks of all of them go to the model together). Returns the number of chunks written.
 CREATE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int

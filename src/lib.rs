@@ -20,7 +20,7 @@ mod worker;
 // The model registry comes first: functions read it at run time.
 extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
 // The store: documents, configs, chunks, vector indexes and the triggers that keep them in step.
-extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks, embed_chunks_batch, model_file_sha256, check_chunk_config, embed]);
+extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks_batch, model_file_sha256, check_chunk_config, embed]);
 // Mirroring users' tables into the store.
 extension_sql_file!("../sql/attach.sql", name = "attach", requires = ["store"]);
 // Hybrid search over the store.

@@ -13,47 +13,13 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 
-/// The chunks of `doc` exactly as `knowledge.chunk(doc, cfg)` gives them, each with the
-/// embedding of its content by `model` (NULL: `cfg.model`, else pg_chunk.default_model), as a
+/// The chunks of several documents exactly as `knowledge.chunk(doc, cfg)` gives them, with their
+/// document ids, each embedded by `model` (NULL: `cfg.model`, else pg_chunk.default_model) as a
 /// passage. Chunks longer than the model's max_tokens are embedded from their start; unlike
-/// `embed`, that raises no NOTICE, since long chunks are normal here.
-#[pg_extern(stable, parallel_safe)]
-fn embed_chunks(
-    doc: Option<&str>,
-    cfg: default!(Option<JsonB>, "'{}'"),
-    model: default!(Option<&str>, "NULL"),
-) -> Result<
-    TableIterator<
-        'static,
-        (
-            name!(chunk_index, i32),
-            name!(content, String),
-            name!(char_offset, i32),
-            name!(char_length, i32),
-            name!(token_count, i32),
-            name!(metadata, JsonB),
-            name!(model, String),
-            name!(embedding, Option<Vector>),
-        ),
-    >,
-    ErrorReport,
-> {
-    let (Some(doc), Some(cfg)) = (doc, cfg) else { return Ok(TableIterator::new(Vec::new())) };
-    let rows = chunks_with_embeddings(doc, &cfg.0, model).map_err(|e| e.report("embed_chunks"))?;
-    Ok(TableIterator::new(rows))
-}
-
-type EmbeddedChunkRow = (i32, String, i32, i32, i32, JsonB, String, Option<Vector>);
-
-fn chunks_with_embeddings(doc: &str, cfg: &serde_json::Value, model: Option<&str>) -> Result<Vec<EmbeddedChunkRow>, Error> {
-    let documents = chunks_of_documents(&[(0, doc)], cfg, model)?;
-    Ok(documents.into_iter().map(|(_, row)| row).collect())
-}
-
-/// The chunks of several documents, as `knowledge.embed_chunks` gives them for each, with their
-/// document ids. All the chunks go to the model together, so a batch of short documents fills
-/// inference batches that each document alone would leave half empty (knowledge.process_queue
-/// writes queued documents with it).
+/// `embed`, that raises no NOTICE, since long chunks are normal here. All the chunks go to the
+/// model together, so a batch of short documents fills inference batches that each document
+/// alone would leave half empty (knowledge.write_chunks; knowledge.embed_chunks is the
+/// one-document form, in SQL).
 #[pg_extern(stable, parallel_safe)]
 fn embed_chunks_batch(
     document_ids: Option<Vec<Option<i64>>>,
@@ -82,13 +48,15 @@ fn embed_chunks_batch(
         let message = format!("document_ids has {} elements and docs {}; they must match", ids.len(), docs.len());
         return Err(Error::InvalidArgument(message).report("embed_chunks_batch"));
     }
-    // A NULL id or document has no chunks, as embed_chunks(NULL) has none.
+    // A NULL id or document has no chunks.
     let pairs: Vec<(i64, &str)> = ids.iter().zip(&docs).filter_map(|(id, doc)| Some(((*id)?, doc.as_deref()?))).collect();
     let rows = chunks_of_documents(&pairs, &cfg.0, model).map_err(|e| e.report("embed_chunks_batch"))?;
     Ok(TableIterator::new(rows.into_iter().map(|(id, (index, content, offset, length, tokens, metadata, model, vector))| {
         (id, index, content, offset, length, tokens, metadata, model, vector)
     })))
 }
+
+type EmbeddedChunkRow = (i32, String, i32, i32, i32, JsonB, String, Option<Vector>);
 
 fn chunks_of_documents(docs: &[(i64, &str)], cfg: &serde_json::Value, model: Option<&str>) -> Result<Vec<(i64, EmbeddedChunkRow)>, Error> {
     let cfg = ChunkConfig::parse(cfg)?;
