@@ -16,6 +16,20 @@ fn count(client: &mut Client, query: &str) -> i64 {
     client.query_one(query, &[]).unwrap().get(0)
 }
 
+/// The queue database made afresh (the caller holds SERIAL), its worker connected, the default
+/// config inactive and `configs` (`(name, model, mode)` rows of SQL) added.
+fn queue_database(configs: &str) -> Client {
+    let mut client = fresh_database(DATABASE);
+    wait_for_worker(&mut client);
+    client
+        .batch_execute(&format!(
+            "UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
+             INSERT INTO knowledge.chunk_configs (name, model, mode) VALUES {configs};"
+        ))
+        .unwrap();
+    client
+}
+
 fn wait_for_queue(client: &mut Client) {
     let drained: bool = client.query_one("SELECT knowledge.wait_for_queue('5 min')", &[]).unwrap().get(0);
     let status: String = client.query_one("SELECT row_to_json(s)::text FROM knowledge.queue_status AS s", &[]).unwrap().get(0);
@@ -25,16 +39,9 @@ fn wait_for_queue(client: &mut Client) {
 #[test]
 fn five_hundred_async_documents_drain_to_the_sync_result() {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut client = fresh_database(DATABASE);
-    wait_for_worker(&mut client);
     // Two configs alike but for the mode: each document is chunked at once by one and queued
     // for the other.
-    client
-        .batch_execute(
-            "UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
-             INSERT INTO knowledge.chunk_configs (name, model, mode) VALUES ('now', 'potion-base-8m', 'sync'), ('later', 'potion-base-8m', 'async');",
-        )
-        .unwrap();
+    let mut client = queue_database("('now', 'potion-base-8m', 'sync'), ('later', 'potion-base-8m', 'async')");
     for i in 0..500 {
         client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&topic_document(i)]).unwrap();
     }
@@ -55,16 +62,9 @@ fn five_hundred_async_documents_drain_to_the_sync_result() {
 #[test]
 fn a_commit_wakes_the_worker_long_before_its_naptime() {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut client = fresh_database(DATABASE);
-    wait_for_worker(&mut client);
+    let mut client = queue_database("('later', 'potion-base-8m', 'async')");
     let naptime: String = client.query_one("SHOW pg_chunk.worker_naptime", &[]).unwrap().get(0);
     assert_eq!(naptime, "10s", "the default, which this test relies on");
-    client
-        .batch_execute(
-            "UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
-             INSERT INTO knowledge.chunk_configs (name, model, mode) VALUES ('later', 'potion-base-8m', 'async');",
-        )
-        .unwrap();
     // Let the worker go back to sleep after the config's (empty) rechunk, then queue one
     // document: without the NOTIFY the worker would sleep up to 10 s more.
     std::thread::sleep(std::time::Duration::from_secs(1));
@@ -77,14 +77,7 @@ fn a_commit_wakes_the_worker_long_before_its_naptime() {
 #[test]
 fn updates_and_deletes_racing_the_worker_end_consistent() {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut client = fresh_database(DATABASE);
-    wait_for_worker(&mut client);
-    client
-        .batch_execute(
-            "UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
-             INSERT INTO knowledge.chunk_configs (name, model, mode) VALUES ('race', 'potion-base-8m', 'async');",
-        )
-        .unwrap();
+    let mut client = queue_database("('race', 'potion-base-8m', 'async')");
     // One connection inserts while two others update and delete documents already inserted,
     // as the worker takes them.
     let inserter = thread::spawn(|| {
