@@ -27,7 +27,7 @@ pub fn runs_from_cuts(unit_count: usize, is_cut: &[bool]) -> Vec<Run> {
 /// Merges each run below `min` into the neighbour across the smaller seam distance (the more
 /// similar side; seed design 003), as long as the merged run stays within `max`. `seams[g]`
 /// is the distance at gap `g`. A short last run thus joins the run before it.
-pub fn merge_undersized(runs: &[Run], sizes: &UnitSizes, seams: &[f64], min: Size, max: Size) -> Vec<Run> {
+pub fn merge_undersized(runs: &[Run], sizes: &UnitSizes<'_>, seams: &[f64], min: Size, max: Size) -> Vec<Run> {
     let undersized = |r: Run| sizes.run(r.first, r.last, min.unit) < min.value;
     let fits = |a: Run, b: Run| sizes.fits(a.first, b.last, max);
     let mut merged: Vec<Run> = Vec::with_capacity(runs.len());
@@ -63,7 +63,7 @@ pub fn merge_undersized(runs: &[Run], sizes: &UnitSizes, seams: &[f64], min: Siz
 /// gap that keeps the left part within `target`. Single units above `max` are left for
 /// [`force_split`]. Only gaps whose left part fits `max` are looked at, so this is linear in
 /// the run's length.
-pub fn split_oversized(run: Run, sizes: &UnitSizes, seams: &[f64], target: Size, max: Size) -> Vec<Run> {
+pub fn split_oversized(run: Run, sizes: &UnitSizes<'_>, seams: &[f64], target: Size, max: Size) -> Vec<Run> {
     let (band_low, band_high) = (target.value / 2, target.value.saturating_add(target.value / 2));
     let mut pieces = Vec::new();
     let mut rest = run;

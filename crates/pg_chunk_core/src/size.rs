@@ -1,5 +1,7 @@
 //! Measuring text in the units that sizes are given in: characters, words or tokens.
 
+use std::cell::OnceCell;
+
 use crate::sentences::Span;
 
 /// The unit a size is expressed in.
@@ -94,39 +96,51 @@ pub fn measure(text: &str, unit: SizeUnit, tokens: &dyn TokenCounter) -> usize {
 ///
 /// A run's text is `doc[units[first].start..units[last].end]`, whitespace between units
 /// included, so its character size counts that whitespace while its word and token sizes
-/// (whitespace costs nothing) are sums over the units.
-pub struct UnitSizes {
+/// (whitespace costs nothing) are sums over the units. Token counts are taken on the first
+/// question in tokens: a model's tokenizer costs as much as the rest of chunking together, and
+/// most configs size in characters.
+pub struct UnitSizes<'a> {
+    doc: &'a str,
+    units: &'a [Span],
+    counter: &'a dyn TokenCounter,
     /// Character offset of each unit's start and end.
     char_start: Vec<usize>,
     char_end: Vec<usize>,
     /// Prefix sums: `words[i]` is the number of words in units `0..i`.
     words: Vec<usize>,
-    tokens: Vec<usize>,
+    tokens: OnceCell<Vec<usize>>,
 }
 
-impl UnitSizes {
-    pub fn new(doc: &str, units: &[Span], tokens: &dyn TokenCounter) -> UnitSizes {
-        let mut sizes = UnitSizes {
-            char_start: Vec::with_capacity(units.len()),
-            char_end: Vec::with_capacity(units.len()),
-            words: Vec::with_capacity(units.len() + 1),
-            tokens: Vec::with_capacity(units.len() + 1),
-        };
-        sizes.words.push(0);
-        sizes.tokens.push(0);
+impl<'a> UnitSizes<'a> {
+    pub fn new(doc: &'a str, units: &'a [Span], counter: &'a dyn TokenCounter) -> UnitSizes<'a> {
+        let mut char_start = Vec::with_capacity(units.len());
+        let mut char_end = Vec::with_capacity(units.len());
+        let mut words = Vec::with_capacity(units.len() + 1);
+        words.push(0);
         let mut byte_pos = 0;
         let mut char_pos = 0;
         for unit in units {
             char_pos += doc[byte_pos..unit.start].chars().count();
-            sizes.char_start.push(char_pos);
+            char_start.push(char_pos);
             let text = unit.text(doc);
             char_pos += text.chars().count();
-            sizes.char_end.push(char_pos);
+            char_end.push(char_pos);
             byte_pos = unit.end;
-            sizes.words.push(sizes.words.last().unwrap_or(&0) + count_words(text));
-            sizes.tokens.push(sizes.tokens.last().unwrap_or(&0) + tokens.count_tokens(text));
+            words.push(words.last().unwrap_or(&0) + count_words(text));
         }
-        sizes
+        UnitSizes { doc, units, counter, char_start, char_end, words, tokens: OnceCell::new() }
+    }
+
+    /// Prefix sums of token counts: `tokens[i]` is the number of tokens in units `0..i`.
+    fn tokens(&self) -> &[usize] {
+        self.tokens.get_or_init(|| {
+            let mut sums = Vec::with_capacity(self.units.len() + 1);
+            sums.push(0);
+            for unit in self.units {
+                sums.push(sums.last().unwrap_or(&0) + self.counter.count_tokens(unit.text(self.doc)));
+            }
+            sums
+        })
     }
 
     /// Size of the run of units `first..=last` in `unit`.
@@ -134,7 +148,7 @@ impl UnitSizes {
         match unit {
             SizeUnit::Chars => self.char_end[last] - self.char_start[first],
             SizeUnit::Words => self.words[last + 1] - self.words[first],
-            SizeUnit::Tokens => self.tokens[last + 1] - self.tokens[first],
+            SizeUnit::Tokens => self.tokens()[last + 1] - self.tokens()[first],
         }
     }
 
@@ -147,6 +161,9 @@ impl UnitSizes {
 /// one exists inside the cap, otherwise at the last character boundary that fits. Returns
 /// its length in bytes: at least one character for non-empty text, even when that single
 /// character alone is above the cap (nothing smaller exists), so that callers always advance.
+///
+/// The work is proportional to the prefix found, not to `text`: of each word only as much is
+/// read as could fit (`probe_chars`), so cutting a 10 MB word into pieces stays linear.
 pub fn fitting_prefix(text: &str, cap: Size, tokens: &dyn TokenCounter) -> usize {
     let mut best_word_end = 0;
     let mut chars_before_word = 0; // characters of `text` before the current word
@@ -156,11 +173,10 @@ pub fn fitting_prefix(text: &str, cap: Size, tokens: &dyn TokenCounter) -> usize
     let mut offset = 0;
     while let Some(word_start) = rest.find(|c: char| !c.is_whitespace()) {
         chars_before_word += rest[..word_start].chars().count();
-        let word_len = rest[word_start..].find(char::is_whitespace).unwrap_or(rest.len() - word_start);
-        let word = &rest[word_start..word_start + word_len];
-        let word_chars = word.chars().count();
+        let (word, word_chars, whole) = next_word(&rest[word_start..], probe_chars(cap, chars_before_word));
         let word_tokens = if cap.unit == SizeUnit::Tokens { tokens.count_tokens(word) } else { 0 };
         let size_with_word = match cap.unit {
+            _ if !whole => usize::MAX, // longer than anything that could fit
             SizeUnit::Chars => chars_before_word + word_chars,
             SizeUnit::Words => words + 1,
             SizeUnit::Tokens => token_total + word_tokens,
@@ -175,19 +191,49 @@ pub fn fitting_prefix(text: &str, cap: Size, tokens: &dyn TokenCounter) -> usize
         chars_before_word += word_chars;
         words += 1;
         token_total += word_tokens;
-        offset += word_start + word_len;
+        offset += word_start + word.len();
         best_word_end = offset;
-        rest = &rest[word_start + word_len..];
+        rest = &rest[word_start + word.len()..];
     }
     best_word_end.max(text.len().min(first_char_len(text)))
 }
 
+/// How many characters of a word can decide whether it fits `cap` after `chars_before` of
+/// text: one past what is left of a character cap; for tokens, 16 characters per token (no
+/// vocabulary's tokens are longer, so a longer word cannot fit and is cut inside); for words,
+/// all of it (any one word fits).
+fn probe_chars(cap: Size, chars_before: usize) -> Option<usize> {
+    match cap.unit {
+        SizeUnit::Chars => Some(cap.value.saturating_sub(chars_before) + 1),
+        SizeUnit::Tokens => Some(cap.value.saturating_add(1).saturating_mul(16)),
+        SizeUnit::Words => None,
+    }
+}
+
+/// The word `text` starts with, read up to `limit` characters: the word (or its first `limit`
+/// characters), its length in characters, and whether it is whole.
+fn next_word(text: &str, limit: Option<usize>) -> (&str, usize, bool) {
+    for (count, (i, c)) in text.char_indices().enumerate() {
+        if c.is_whitespace() {
+            return (&text[..i], count, true);
+        }
+        if limit == Some(count) {
+            return (&text[..i], count, false);
+        }
+    }
+    (text, text.chars().count(), true)
+}
+
+/// Byte length of the first `n` characters of `text` (all of it when shorter).
+fn byte_end_of_chars(text: &str, n: usize) -> usize {
+    text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
+}
+
 /// Bytes of the longest prefix of one over-long `word` that fits, given `chars_before` of
 /// leading whitespace already spent; at least one character. The work is proportional to the
-/// prefix found, not to the word, so cutting a 5 MB word into pieces stays linear.
+/// prefix found, not to the word.
 fn fitting_word_prefix(word: &str, cap: Size, chars_before: usize, tokens: &dyn TokenCounter) -> usize {
-    // Byte end of the first `n` characters.
-    let end_of = |n: usize| word.char_indices().nth(n).map_or(word.len(), |(i, _)| i);
+    let end_of = |n: usize| byte_end_of_chars(word, n);
     let fitting_chars = match cap.unit {
         SizeUnit::Chars => cap.value.saturating_sub(chars_before),
         SizeUnit::Words => return word.len(), // one word always fits a cap of at least one word
@@ -259,5 +305,57 @@ mod tests {
         assert_eq!(sizes.run(1, 1, SizeUnit::Chars), 16);
         assert_eq!(sizes.run(0, 1, SizeUnit::Words), 5);
         assert_eq!(sizes.run(0, 0, SizeUnit::Tokens), 3);
+    }
+
+    /// Counts the texts it is asked about.
+    struct CountingCalls(std::cell::Cell<usize>);
+
+    impl TokenCounter for CountingCalls {
+        fn count_tokens(&self, text: &str) -> usize {
+            self.0.set(self.0.get() + 1);
+            EstimatedTokens.count_tokens(text)
+        }
+    }
+
+    #[test]
+    fn unit_sizes_tokenize_only_when_asked_in_tokens_and_then_once() {
+        let doc = "One two.  Three four five. Six.";
+        let units = [Span { start: 0, end: 8 }, Span { start: 10, end: 26 }, Span { start: 27, end: 31 }];
+        let counter = CountingCalls(std::cell::Cell::new(0));
+        let sizes = UnitSizes::new(doc, &units, &counter);
+        assert_eq!(sizes.run(0, 2, SizeUnit::Chars), 31);
+        assert_eq!(sizes.run(0, 2, SizeUnit::Words), 6);
+        assert_eq!(counter.0.get(), 0, "no tokenizing for character and word sizes");
+        assert_eq!(sizes.run(0, 1, SizeUnit::Tokens), 8);
+        assert_eq!(sizes.run(1, 2, SizeUnit::Tokens), 7);
+        assert_eq!(counter.0.get(), units.len(), "each unit tokenized once");
+    }
+
+    /// Counts the bytes it is asked to tokenize.
+    struct CountingBytes(std::cell::Cell<usize>);
+
+    impl TokenCounter for CountingBytes {
+        fn count_tokens(&self, text: &str) -> usize {
+            self.0.set(self.0.get() + text.len());
+            EstimatedTokens.count_tokens(text)
+        }
+    }
+
+    #[test]
+    fn cutting_a_long_word_reads_each_piece_not_the_rest_of_the_word() {
+        let word = "a".repeat(200_000);
+        let counter = CountingBytes(std::cell::Cell::new(0));
+        let cap = Size { value: 10, unit: SizeUnit::Tokens };
+        let (mut at, mut pieces) = (0, 0);
+        while at < word.len() {
+            let len = fitting_prefix(&word[at..], cap, &counter);
+            assert!(EstimatedTokens.count_tokens(&word[at..at + len]) <= 10);
+            at += len;
+            pieces += 1;
+        }
+        assert_eq!(pieces, 200_000 / 40);
+        // Each piece reads a bounded window (16 characters per token of the cap, and the
+        // bisection's prefixes of it), so the bytes read grow with the word, not its square.
+        assert!(counter.0.get() < 2_000 * word.len() / 40, "{} bytes tokenized for a {} byte word", counter.0.get(), word.len());
     }
 }

@@ -44,7 +44,7 @@ fn smoothed_curve(vectors: &Embeddings, cfg: &ChunkConfig) -> Vec<f64> {
 }
 
 /// Only what the method needs: chunking with optimal segmentation computes no distance curve.
-fn analyse(vectors: &Embeddings, sizes: &UnitSizes, cfg: &ChunkConfig) -> Analysis {
+fn analyse(vectors: &Embeddings, sizes: &UnitSizes<'_>, cfg: &ChunkConfig) -> Analysis {
     match cfg.boundaries {
         Boundaries::Optimal { penalty } => {
             Analysis { cuts: optimal_cuts(vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size)), smoothed: None }
@@ -57,7 +57,7 @@ fn analyse(vectors: &Embeddings, sizes: &UnitSizes, cfg: &ChunkConfig) -> Analys
 }
 
 /// A short document within the cap stays whole (seed design 000's inline routing).
-fn is_inline(sizes: &UnitSizes, unit_count: usize, cfg: &ChunkConfig) -> bool {
+fn is_inline(sizes: &UnitSizes<'_>, unit_count: usize, cfg: &ChunkConfig) -> bool {
     sizes.run(0, unit_count - 1, crate::size::SizeUnit::Chars) < cfg.inline_threshold && sizes.fits(0, unit_count - 1, cfg.max_size)
 }
 
@@ -76,7 +76,7 @@ pub fn semantic_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder
 }
 
 /// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
-fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes, analysis: &Analysis, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes<'_>, analysis: &Analysis, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
     let (seams, max) = (analysis.seams(), cfg.max_size);
     let runs = runs_from_cuts(units.len(), &analysis.cuts.is_cut);
     let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
