@@ -147,6 +147,9 @@ impl Embedder for &ModelAdapter<'_> {
 
 impl TokenCounter for ModelAdapter<'_> {
     fn count_tokens(&self, text: &str) -> usize {
+        // A model's tokenizer takes seconds over a large document, called once per sentence or
+        // chunk: answer a cancel or statement_timeout between calls (a flag test when none is due).
+        pgrx::check_for_interrupts!();
         self.model.borrow().count_tokens(text)
     }
 }

@@ -123,8 +123,9 @@ pub trait SentenceModel {
 
     /// Embeds in batches of `batch_size` (0 is taken as 1), grouping inputs of similar token
     /// length (sort by length, batch, restore order) and padding to the longest in each batch;
-    /// calls `between_batches()` before each batch (the caller checks for query cancel there; it
-    /// may unwind, and the model stays usable if it does).
+    /// calls `between_batches()` before each batch, and before tokenizing each batch's worth of
+    /// inputs (the caller checks for query cancel there; it may unwind, and the model stays
+    /// usable if it does).
     fn embed(
         &mut self,
         texts: &[&str],

@@ -195,9 +195,15 @@ impl SentenceModel for TransformerModel {
         between_batches: &mut dyn FnMut(),
     ) -> Result<EmbedOutput, EmbedError> {
         let prefix = self.spec.prefix(role).to_string();
+        // Tokenizing every input before the first batch takes seconds for a large document:
+        // give the caller its check every batch's worth of inputs here too.
         let encodings = texts
             .iter()
-            .map(|text| {
+            .enumerate()
+            .map(|(i, text)| {
+                if i % batch_size.max(1) == 0 {
+                    between_batches();
+                }
                 self.input_tokenizer
                     .encode_fast(with_prefix(&prefix, text).as_ref(), true)
             })
