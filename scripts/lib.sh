@@ -49,6 +49,9 @@ install_release() {
         return 1
     fi
     rm -f "$library.previous"
+    # Earlier releases' install scripts, so that databases can be made at an old version and
+    # updated (sql/releases/README.md).
+    cp sql/releases/pg_chunk--*.sql "$(pg_sharedir)/extension/"
 }
 
 # Loads pg_chunk at server start (shared_preload_libraries, after what is there already) and

@@ -61,13 +61,18 @@ pub fn sample_document() -> String {
 /// it: for tests that change the store's configs or count every row, so they cannot disturb
 /// (or be disturbed by) tests running beside them.
 pub fn fresh_database(name: &str) -> Client {
+    let mut client = empty_database(name);
+    client.batch_execute("SET client_min_messages = warning; CREATE EXTENSION pg_chunk CASCADE").unwrap();
+    client
+}
+
+/// A connection to a database of its own, `pg_chunk_test_<name>`, made afresh and empty.
+pub fn empty_database(name: &str) -> Client {
     let database = format!("pg_chunk_test_{name}");
     let mut admin = connect_to("postgres");
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).unwrap();
     admin.batch_execute(&format!("CREATE DATABASE {database}")).unwrap();
-    let mut client = connect_to(&database);
-    client.batch_execute("SET client_min_messages = warning; CREATE EXTENSION pg_chunk CASCADE").unwrap();
-    client
+    connect_to(&database)
 }
 
 /// Another connection to a database made by `fresh_database`.

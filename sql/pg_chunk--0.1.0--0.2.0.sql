@@ -1,0 +1,3 @@
+-- pg_chunk 0.1.0 → 0.2.0 (ALTER EXTENSION pg_chunk UPDATE).
+-- tests/upgrade.rs checks that a database updated with this script holds the same objects as
+-- a fresh install of 0.2.0.

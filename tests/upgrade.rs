@@ -1,0 +1,78 @@
+//! Upgrades: every earlier release installs and updates to the current version, ending with the
+//! same objects as a fresh install and with its documents and chunks intact.
+
+use postgres::Client;
+use pg_chunk_client_tests::{empty_database, fresh_database, sample_document};
+use std::collections::BTreeSet;
+
+const OBJECTS: &str = include_str!("fixtures/extension_objects.sql");
+
+fn objects(client: &mut Client) -> BTreeSet<String> {
+    client.query(OBJECTS, &[]).unwrap().iter().map(|row| row.get(0)).collect()
+}
+
+fn default_version(client: &mut Client) -> String {
+    client.query_one("SELECT default_version FROM pg_available_extensions WHERE name = 'pg_chunk'", &[]).unwrap().get(0)
+}
+
+/// The versions a database can be made at, other than the current one.
+fn earlier_versions(client: &mut Client) -> Vec<String> {
+    client
+        .query("SELECT version FROM pg_available_extension_versions WHERE name = 'pg_chunk' AND version <> (SELECT default_version FROM pg_available_extensions WHERE name = 'pg_chunk') ORDER BY 1", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+#[test]
+fn every_earlier_release_has_an_update_path_to_the_current_version() {
+    let mut client = fresh_database("upgrade_paths");
+    let current = default_version(&mut client);
+    let earlier = earlier_versions(&mut client);
+    assert!(earlier.contains(&"0.1.0".to_string()), "0.1.0's install script is installed (scripts/lib.sh install_release): {earlier:?}");
+    for version in earlier {
+        let path: Option<String> = client
+            .query_one("SELECT path FROM pg_extension_update_paths('pg_chunk') WHERE source = $1 AND target = $2", &[&version, &current])
+            .unwrap()
+            .get(0);
+        assert!(path.is_some(), "no sql/pg_chunk--…--….sql path from {version} to {current}");
+    }
+}
+
+#[test]
+fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data() {
+    let mut fresh = fresh_database("upgrade_fresh");
+    let current = default_version(&mut fresh);
+    let want = objects(&mut fresh);
+    for version in earlier_versions(&mut fresh) {
+        let mut client = empty_database("upgrade_from");
+        client.batch_execute(&format!("SET client_min_messages = warning; CREATE EXTENSION pg_chunk VERSION '{version}' CASCADE")).unwrap();
+        let id: i64 = client.query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&sample_document()]).unwrap().get(0);
+        let chunks_before = chunk_rows(&mut client, id);
+        assert!(!chunks_before.is_empty());
+
+        client.batch_execute("ALTER EXTENSION pg_chunk UPDATE").unwrap();
+        let installed: String = client.query_one("SELECT extversion FROM pg_extension WHERE extname = 'pg_chunk'", &[]).unwrap().get(0);
+        assert_eq!(installed, current);
+
+        let got = objects(&mut client);
+        let missing: Vec<_> = want.difference(&got).collect();
+        let extra: Vec<_> = got.difference(&want).collect();
+        assert!(missing.is_empty() && extra.is_empty(), "{version} → {current} differs from a fresh install.\nmissing after the update:\n{missing:#?}\nonly after the update:\n{extra:#?}");
+
+        assert_eq!(chunk_rows(&mut client, id), chunks_before, "the update keeps the chunks");
+        client.batch_execute(&format!("UPDATE knowledge.documents SET content = content || ' One more sentence.' WHERE id = {id}")).unwrap();
+        assert_ne!(chunk_rows(&mut client, id), chunks_before, "the updated extension keeps chunks in step");
+    }
+}
+
+/// The document's chunks: index, offsets and text.
+fn chunk_rows(client: &mut Client, document: i64) -> Vec<(i32, i32, i32, String)> {
+    client
+        .query("SELECT chunk_index, char_offset, char_length, content FROM knowledge.chunks WHERE document_id = $1 ORDER BY chunk_config, chunk_index", &[&document])
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
+        .collect()
+}
