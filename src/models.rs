@@ -132,7 +132,11 @@ fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
     // A read-only SPI select: Spi::get_one runs its query read-write, which a parallel worker
     // refuses ("cannot assign XIDs during a parallel operation"), and these functions are
     // PARALLEL SAFE.
-    let query = "SELECT (SELECT row_to_json(m)::text FROM knowledge.models m WHERE m.name = $1)";
+    // Every name qualified: under a caller's search_path that lists another schema before
+    // pg_catalog, an unqualified row_to_json or = could be the caller's own, and decide which
+    // files this backend reads.
+    let query = "SELECT (SELECT pg_catalog.row_to_json(m)::pg_catalog.text FROM knowledge.models AS m \
+                 WHERE m.name OPERATOR(pg_catalog.=) $1)";
     let row_json = Spi::connect(|client| client.select(query, Some(1), &[name.into()])?.first().get_one::<String>())
         .map_err(|e| Error::Registry(e.to_string()))?
         .ok_or_else(|| Error::UnknownModel(name.to_string()))?;

@@ -52,8 +52,13 @@ thread_local! {
 fn vector_oid() -> pg_sys::Oid {
     VECTOR_OID.with(|oid| {
         if oid.get() == pg_sys::InvalidOid {
-            // Read-only (Spi::get_one runs read-write, which a parallel worker refuses).
-            let found = pgrx::Spi::connect(|client| client.select("SELECT 'vector'::regtype::oid", Some(1), &[])?.first().get_one::<pg_sys::Oid>()).ok().flatten();
+            // pgvector's own type, wherever the caller's search_path points: a type of the same
+            // name in another schema must not stand in for it. Read-only (Spi::get_one runs
+            // read-write, which a parallel worker refuses).
+            let query = "SELECT t.oid FROM pg_catalog.pg_extension AS e \
+                         JOIN pg_catalog.pg_type AS t ON t.typnamespace = e.extnamespace AND t.typname = 'vector' \
+                         WHERE e.extname = 'vector'";
+            let found = pgrx::Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<pg_sys::Oid>()).ok().flatten();
             oid.set(found.unwrap_or(pg_sys::InvalidOid));
         }
         oid.get()

@@ -87,8 +87,15 @@ pub extern "C-unwind" fn pg_chunk_queue_worker(index: pg_sys::Datum) {
     };
     BackgroundWorker::connect_worker_to_spi(Some(&database), None);
     log!("pg_chunk worker started for database \"{database}\"");
-    // SAFETY: inside a transaction, as LISTEN runs; takes effect when it commits.
-    BackgroundWorker::transaction(|| unsafe { Async_Listen(CHANNEL.as_ptr()) });
+    BackgroundWorker::transaction(|| {
+        // The worker's queries name pg_chunk's objects by schema; a search_path set on the
+        // database must not put other schemas' functions or operators before the built-ins.
+        if let Err(e) = Spi::run("SET search_path = pg_catalog, pg_temp") {
+            error!("pg_chunk worker: {e}");
+        }
+        // SAFETY: inside a transaction, as LISTEN runs; takes effect when it commits.
+        unsafe { Async_Listen(CHANNEL.as_ptr()) }
+    });
     loop {
         reload_configuration_if_asked();
         let next_retry = drain_queue();
