@@ -17,6 +17,7 @@ mod runtime;
 mod safetensors;
 mod static_model;
 mod tokenize;
+mod word_cache;
 mod transformer;
 
 use std::path::PathBuf;

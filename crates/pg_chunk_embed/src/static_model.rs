@@ -10,13 +10,14 @@ use tokenizers::Tokenizer;
 use crate::error::{require_file, EmbedError};
 use crate::pooling::l2_normalize;
 use crate::safetensors::{read_embedding_table, EmbeddingTable};
-use crate::tokenize::{count_tokens, load_plain_tokenizer, tokenizing_error, with_prefix};
+use crate::tokenize::{load_plain_tokenizer, with_prefix};
+use crate::word_cache::WordTokenizer;
 use crate::{EmbedOutput, ModelSpec, Role, SentenceModel};
 
 pub(crate) struct StaticModel {
     spec: ModelSpec,
     /// No truncation: model2vec drops [UNK] first and then keeps `max_tokens`, which we do by hand.
-    tokenizer: Tokenizer,
+    tokenizer: WordTokenizer,
     table: EmbeddingTable,
     unknown_token_id: Option<u32>,
 }
@@ -51,7 +52,7 @@ impl StaticModel {
             unknown_token(&tokenizer).and_then(|token| tokenizer.token_to_id(&token));
         Ok(StaticModel {
             spec: spec.clone(),
-            tokenizer,
+            tokenizer: WordTokenizer::new(tokenizer),
             table,
             unknown_token_id,
         })
@@ -59,28 +60,29 @@ impl StaticModel {
 
     /// One text's vector, written into `output`; returns whether the text was truncated.
     fn embed_one(&self, text: &str, output: &mut [f32]) -> Result<bool, EmbedError> {
-        let encoding = self
-            .tokenizer
-            .encode_fast(text, false)
-            .map_err(tokenizing_error)?;
         let mut kept = 0usize;
         let mut truncated = false;
+        let mut outside = None;
         output.fill(0.0);
-        for &id in encoding.get_ids() {
-            if Some(id) == self.unknown_token_id {
-                continue;
+        self.tokenizer.for_each_id(text, |id| {
+            if Some(id) == self.unknown_token_id || truncated || outside.is_some() {
+                return;
             }
             if kept == self.spec.max_tokens {
                 truncated = true;
-                break;
+                return;
             }
-            let row = self.table.row(id as usize).ok_or_else(|| {
-                EmbedError::InvalidModel(format!("token id {id} is outside the embedding table"))
-            })?;
+            let Some(row) = self.table.row(id as usize) else {
+                outside = Some(id);
+                return;
+            };
             for (total, &value) in output.iter_mut().zip(row) {
                 *total += value;
             }
             kept += 1;
+        })?;
+        if let Some(id) = outside {
+            return Err(EmbedError::InvalidModel(format!("token id {id} is outside the embedding table")));
         }
         // A text with no known tokens stays a zero vector, as in model2vec.
         if kept > 0 {
@@ -137,7 +139,7 @@ impl SentenceModel for StaticModel {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        count_tokens(&self.tokenizer, text)
+        self.tokenizer.count(text)
     }
 }
 

@@ -50,16 +50,6 @@ pub(crate) fn truncating_copy(
     Ok(tokenizer)
 }
 
-/// Token count without special tokens, as the size guards count a chunk.
-pub(crate) fn count_tokens(plain: &Tokenizer, text: &str) -> usize {
-    // An encoding error (none is known for a plain `&str`) counts as 0 tokens rather than failing
-    // a count that callers use only for sizing.
-    plain
-        .encode_fast(text, false)
-        .map(|encoding| encoding.len())
-        .unwrap_or(0)
-}
-
 pub(crate) fn tokenizing_error(error: tokenizers::Error) -> EmbedError {
     EmbedError::InvalidModel(format!("tokenizing failed: {error}"))
 }

@@ -11,8 +11,9 @@ use tokenizers::{Encoding, Tokenizer};
 use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch};
 use crate::error::{require_file, EmbedError};
 use crate::pooling::{cls_pool, l2_normalize, mean_pool};
+use crate::word_cache::WordTokenizer;
 use crate::tokenize::{
-    count_tokens, load_plain_tokenizer, tokenizing_error, truncating_copy, with_prefix,
+    load_plain_tokenizer, tokenizing_error, truncating_copy, with_prefix,
 };
 use crate::{runtime, EmbedOutput, ModelSpec, Pooling, Role, RuntimeOptions, SentenceModel};
 
@@ -27,7 +28,7 @@ pub(crate) struct TransformerModel {
     /// Cuts model inputs at `max_tokens`, special tokens included.
     input_tokenizer: Tokenizer,
     /// Counts without a limit, for `count_tokens`.
-    counting_tokenizer: Tokenizer,
+    counting_tokenizer: WordTokenizer,
     pad_id: u32,
     /// BERT exports declare `token_type_ids`; others (DistilBERT, many e5 exports) do not, and
     /// ONNX Runtime refuses an input the graph does not declare.
@@ -100,7 +101,7 @@ impl TransformerModel {
             spec: spec.clone(),
             session,
             input_tokenizer,
-            counting_tokenizer,
+            counting_tokenizer: WordTokenizer::new(counting_tokenizer),
             pad_id,
             feeds_token_type_ids,
             output_name,
@@ -238,7 +239,7 @@ impl SentenceModel for TransformerModel {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        count_tokens(&self.counting_tokenizer, text)
+        self.counting_tokenizer.count(text)
     }
 }
 
