@@ -1,3 +1,189 @@
 -- pg_chunk 0.1.0 → 0.2.0 (ALTER EXTENSION pg_chunk UPDATE).
 -- tests/upgrade.rs checks that a database updated with this script holds the same objects as
 -- a fresh install of 0.2.0.
+
+-- knowledge.search: min_score must be finite; a query above 10,000 characters is refused
+-- (54000); ef_search stays within pgvector's 1,000; a query that embeds to zeros takes no vector
+-- candidates; an unknown numeric language is 42704; a zero chunk embedding has NULL similarity.
+CREATE OR REPLACE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+-- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+DECLARE
+    mode text := coalesce(options ->> 'mode', 'hybrid');
+    config_name text := coalesce(options ->> 'config', 'default');
+    config knowledge.chunk_configs;
+    dim int;
+    min_score float8;
+    doc_ids bigint[];
+    doc_metadata jsonb := options -> 'metadata';
+    query_vector text;
+    tsq tsquery;
+    candidates int;
+    unknown text;
+    language regconfig;
+BEGIN
+    IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language') LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Options are mode, config, min_score, document_ids, metadata and language.';
+    END IF;
+    IF mode NOT IN ('hybrid', 'vector', 'text') THEN
+        RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF k IS NULL OR k < 1 OR k > 1000 THEN
+        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+        min_score := (options ->> 'min_score')::float8;
+        doc_ids := CASE WHEN options ? 'document_ids'
+                        THEN ARRAY(SELECT jsonb_array_elements_text(options -> 'document_ids')::bigint) END;
+    EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range OR invalid_parameter_value THEN
+        RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
+            USING ERRCODE = 'invalid_parameter_value';
+    END;
+    IF min_score::text IN ('NaN', 'Infinity', '-Infinity') THEN
+        RAISE EXCEPTION 'search option min_score must be a finite number, not %', min_score
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
+        RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    config := knowledge.named_chunk_config(config_name);
+    IF mode = 'text' AND min_score IS NOT NULL THEN
+        RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF query IS NULL OR btrim(query) = '' THEN
+        RETURN;
+    END IF;
+    -- A query is a question, not a document; PostgreSQL's tsquery parser recurses once per word
+    -- and runs out of stack near 20,000 of them.
+    IF length(query) > 10000 THEN
+        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    candidates := 4 * k;
+    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, candidates))::text, true);
+
+    SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
+    LEFT JOIN knowledge.models AS m ON m.name = config.model;
+    IF mode <> 'text' THEN
+        query_vector := knowledge.embed(query, config.model, 'query')::text;
+        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
+        -- are no direction: no vector candidates, and no similarity.
+        IF vector_norm(query_vector::vector) = 0 THEN
+            query_vector := NULL;
+        END IF;
+    END IF;
+    IF options ? 'language' THEN
+        language := (options ->> 'language')::regconfig;
+        -- regconfig also reads a number as an oid, of a configuration that may not exist.
+        IF NOT EXISTS (SELECT FROM pg_ts_config AS t WHERE t.oid = language) THEN
+            RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
+                USING ERRCODE = 'undefined_object';
+        END IF;
+        tsq := websearch_to_tsquery(language, query);
+    ELSE
+        -- NULL when no document has a language yet: then no chunk matches.
+        SELECT knowledge.tsquery_or_all(q) INTO tsq FROM (
+            SELECT websearch_to_tsquery(l.language, query) AS q FROM knowledge.languages AS l) AS per_language;
+    END IF;
+
+    -- The config, model and dimension are spliced as literals so the planner matches the
+    -- config's partial HNSW index; the query text and vector always travel as parameters.
+    RETURN QUERY EXECUTE format($q$
+        WITH vector_hits AS (
+            SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
+            FROM (SELECT c.id, %1$s AS embedding_cast
+                  FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+                  WHERE $6 <> 'text' AND $1 IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
+                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                  ORDER BY %1$s <=> $1 LIMIT $5) AS c
+        ), text_hits AS (
+            SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, $7) DESC, c.id) AS rank
+            FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+            WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $7
+              AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+              AND ($4::jsonb IS NULL OR d.metadata @> $4)
+            ORDER BY ts_rank_cd(c.tsv, $7) DESC, c.id LIMIT $5
+        ), fused AS (
+            SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
+                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
+            FROM vector_hits AS v FULL JOIN text_hits AS t ON t.id = v.id
+        ), scored AS (
+            -- NULL, not NaN, for a chunk whose embedding is all zeros.
+            SELECT f.*, CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
+                   c.document_id, c.chunk_index, c.content
+            FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
+        ), passing AS (
+            SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
+        )
+        SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
+        FROM (SELECT * FROM passing
+              UNION ALL
+              SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
+        ORDER BY score DESC, id LIMIT $9
+        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name)
+    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, tsq, min_score, k;
+END
+$$;
+
+-- Each config's HNSW index covers only its chunks of its current model, so a model change never
+-- meets chunks of the old dimension: rebuild every index with the new predicate.
+CREATE OR REPLACE FUNCTION knowledge.create_vector_index(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs := (SELECT c FROM knowledge.chunk_configs AS c WHERE c.name = config);
+    dim int := (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = c.model);
+    half boolean := knowledge.uses_halfvec(c.halfvec, dim);
+    -- pgvector's HNSW limits.
+    most int := CASE WHEN half THEN 4000 ELSE 2000 END;
+BEGIN
+    IF dim IS NULL THEN
+        RETURN;
+    END IF;
+    IF dim > most THEN
+        RAISE NOTICE 'chunk config % embeds % dimensions with model %, more than pgvector''s HNSW indexes take as %; its chunks are searched without an index',
+            c.name, dim, c.model, CASE WHEN half THEN 'halfvec' ELSE 'vector' END;
+        RETURN;
+    END IF;
+    -- Only the config's chunks of its current model: when the model changes, chunks of the old
+    -- one (another dimension) stay out of the new index until they are rewritten.
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING hnsw (%s %s) WHERE chunk_config = %L AND model = %L',
+        knowledge.vector_index_name(c.name), knowledge.vector_expression(dim, half),
+        CASE WHEN half THEN 'halfvec_cosine_ops' ELSE 'vector_cosine_ops' END, c.name, c.model);
+END
+$$;
+
+SELECT knowledge.drop_vector_index(name), knowledge.create_vector_index(name) FROM knowledge.chunk_configs;
+
+-- CREATE OR REPLACE dropped the pinned search_path of the functions above: pin them again
+-- (sql/search_path.sql as of 0.2.0).
+-- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
+-- schema for its types and operators), so no caller's objects can stand in for the ones it means.
+DO $$
+DECLARE
+    vector_schema name := (SELECT n.nspname FROM pg_catalog.pg_extension AS e
+                           JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+             WHERE p.pronamespace = 'knowledge'::regnamespace AND p.prolang IN (
+                   SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
+               AND p.prokind = 'f' LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);
+    END LOOP;
+END
+$$;

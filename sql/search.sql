@@ -30,6 +30,7 @@ DECLARE
     tsq tsquery;
     candidates int;
     unknown text;
+    language regconfig;
 BEGIN
     IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
@@ -55,6 +56,10 @@ BEGIN
         RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
             USING ERRCODE = 'invalid_parameter_value';
     END;
+    IF min_score::text IN ('NaN', 'Infinity', '-Infinity') THEN
+        RAISE EXCEPTION 'search option min_score must be a finite number, not %', min_score
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
         RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -66,16 +71,34 @@ BEGIN
     IF query IS NULL OR btrim(query) = '' THEN
         RETURN;
     END IF;
+    -- A query is a question, not a document; PostgreSQL's tsquery parser recurses once per word
+    -- and runs out of stack near 20,000 of them.
+    IF length(query) > 10000 THEN
+        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     candidates := 4 * k;
-    PERFORM set_config('hnsw.ef_search', greatest(100, candidates)::text, true);
+    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, candidates))::text, true);
 
     SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
     LEFT JOIN knowledge.models AS m ON m.name = config.model;
     IF mode <> 'text' THEN
         query_vector := knowledge.embed(query, config.model, 'query')::text;
+        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
+        -- are no direction: no vector candidates, and no similarity.
+        IF vector_norm(query_vector::vector) = 0 THEN
+            query_vector := NULL;
+        END IF;
     END IF;
     IF options ? 'language' THEN
-        tsq := websearch_to_tsquery((options ->> 'language')::regconfig, query);
+        language := (options ->> 'language')::regconfig;
+        -- regconfig also reads a number as an oid, of a configuration that may not exist.
+        IF NOT EXISTS (SELECT FROM pg_ts_config AS t WHERE t.oid = language) THEN
+            RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
+                USING ERRCODE = 'undefined_object';
+        END IF;
+        tsq := websearch_to_tsquery(language, query);
     ELSE
         -- NULL when no document has a language yet: then no chunk matches.
         SELECT knowledge.tsquery_or_all(q) INTO tsq FROM (
@@ -89,7 +112,7 @@ BEGIN
             SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
             FROM (SELECT c.id, %1$s AS embedding_cast
                   FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
-                  WHERE $6 <> 'text' AND c.model = %2$L AND c.chunk_config = %3$L
+                  WHERE $6 <> 'text' AND $1 IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
                     AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
                     AND ($4::jsonb IS NULL OR d.metadata @> $4)
                   ORDER BY %1$s <=> $1 LIMIT $5) AS c
@@ -105,7 +128,8 @@ BEGIN
                    coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
             FROM vector_hits AS v FULL JOIN text_hits AS t ON t.id = v.id
         ), scored AS (
-            SELECT f.*, CASE WHEN c.model = %2$L THEN 1 - (%1$s <=> $1) END AS similarity,
+            -- NULL, not NaN, for a chunk whose embedding is all zeros.
+            SELECT f.*, CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
                    c.document_id, c.chunk_index, c.content
             FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
         ), passing AS (

@@ -160,9 +160,11 @@ BEGIN
             c.name, dim, c.model, CASE WHEN half THEN 'halfvec' ELSE 'vector' END;
         RETURN;
     END IF;
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING hnsw (%s %s) WHERE chunk_config = %L',
+    -- Only the config's chunks of its current model: when the model changes, chunks of the old
+    -- one (another dimension) stay out of the new index until they are rewritten.
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING hnsw (%s %s) WHERE chunk_config = %L AND model = %L',
         knowledge.vector_index_name(c.name), knowledge.vector_expression(dim, half),
-        CASE WHEN half THEN 'halfvec_cosine_ops' ELSE 'vector_cosine_ops' END, c.name);
+        CASE WHEN half THEN 'halfvec_cosine_ops' ELSE 'vector_cosine_ops' END, c.name, c.model);
 END
 $$;
 

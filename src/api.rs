@@ -19,14 +19,15 @@ use pg_chunk_core::{chunk_document, explain_semantic, ChunkConfig, ChunkError};
 use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
+use crate::cfg::Cfg;
 use pgrx::JsonB;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Chunks `doc` with the strategy `cfg.strategy` names (semantic by default).
 #[pg_extern(stable, parallel_safe, strict)]
 fn chunk(
     doc: &str,
-    cfg: default!(JsonB, "'{}'"),
+    cfg: default!(Cfg, "'{}'"),
 ) -> Result<
     TableIterator<
         'static,
@@ -41,7 +42,7 @@ fn chunk(
     >,
     ErrorReport,
 > {
-    let rows = ChunkConfig::parse(&cfg.0).map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
+    let rows = cfg.parse().map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
     rows.map(TableIterator::new).map_err(|e| e.report("chunk"))
 }
 
@@ -49,7 +50,7 @@ fn chunk(
 #[pg_extern(stable, parallel_safe, strict)]
 fn semantic_chunk(
     doc: &str,
-    cfg: default!(JsonB, "'{}'"),
+    cfg: default!(Cfg, "'{}'"),
 ) -> Result<
     TableIterator<
         'static,
@@ -64,7 +65,7 @@ fn semantic_chunk(
     >,
     ErrorReport,
 > {
-    let rows = semantic_config(&cfg.0).map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
+    let rows = semantic_config(&cfg).map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
     rows.map(TableIterator::new).map_err(|e| e.report("semantic_chunk"))
 }
 
@@ -91,7 +92,7 @@ fn split_sentences(
 #[pg_extern(stable, parallel_safe, strict)]
 fn chunk_explain(
     doc: &str,
-    cfg: default!(JsonB, "'{}'"),
+    cfg: default!(Cfg, "'{}'"),
 ) -> Result<
     TableIterator<
         'static,
@@ -109,7 +110,7 @@ fn chunk_explain(
     >,
     ErrorReport,
 > {
-    let cfg = semantic_config(&cfg.0).map_err(|e| Error::from(e).report("chunk_explain"))?;
+    let cfg = semantic_config(&cfg).map_err(|e| Error::from(e).report("chunk_explain"))?;
     let explanation = with_chunking_model(&cfg, |cfg, embedder, tokens| explain_semantic(doc, cfg, embedder, tokens)).map_err(|e| e.report("chunk_explain"))?;
     let threshold = Some(explanation.threshold).filter(|t| t.is_finite());
     let mut cursor = CharCursor::new(doc);
@@ -128,8 +129,8 @@ fn chunk_explain(
 /// `chunk_explain` as an SVG picture: the score curve, the threshold, the cuts and the chunks.
 /// An empty document gives a picture that says so, not NULL.
 #[pg_extern(stable, parallel_safe, strict)]
-fn chunk_plot(doc: &str, cfg: default!(JsonB, "'{}'")) -> Result<String, ErrorReport> {
-    let cfg = semantic_config(&cfg.0).map_err(|e| Error::from(e).report("chunk_plot"))?;
+fn chunk_plot(doc: &str, cfg: default!(Cfg, "'{}'")) -> Result<String, ErrorReport> {
+    let cfg = semantic_config(&cfg).map_err(|e| Error::from(e).report("chunk_plot"))?;
     // Labelled from the configuration the closure gets, which a model fallback may have changed.
     let svg = with_chunking_model(&cfg, |cfg, embedder, tokens| {
         let explanation = explain_semantic(doc, cfg, embedder, tokens)?;
@@ -161,10 +162,10 @@ pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> 
 }
 
 /// `cfg` with the semantic strategy, refusing any other that it names.
-fn semantic_config(cfg: &Value) -> Result<ChunkConfig, ChunkError> {
-    let parsed = ChunkConfig::parse(cfg)?;
+fn semantic_config(cfg: &Cfg) -> Result<ChunkConfig, ChunkError> {
+    let parsed = cfg.parse()?;
     if parsed.strategy != Strategy::Semantic {
-        return Err(ChunkError::config("strategy", &cfg["strategy"], "this function always uses the semantic strategy; call knowledge.chunk for others"));
+        return Err(ChunkError::config("strategy", &cfg.json()?["strategy"], "this function always uses the semantic strategy; call knowledge.chunk for others"));
     }
     Ok(parsed)
 }
@@ -176,9 +177,10 @@ pub fn sql_int(n: usize) -> i32 {
 }
 
 /// The embedding of `input` with `model` (default: pg_chunk.default_model) as pgvector's
-/// `vector`. `role` picks the model's query or passage prefix (e5's "query: " / "passage: ").
+/// `vector`. `role` picks the model's query or passage prefix (e5's "query: " / "passage: ");
+/// NULL means passage, as a NULL model means the default one.
 #[pg_extern(stable, parallel_safe)]
-fn embed(input: Option<&str>, model: default!(Option<&str>, "NULL"), role: default!(&str, "'passage'")) -> Result<Option<Vector>, ErrorReport> {
+fn embed(input: Option<&str>, model: default!(Option<&str>, "NULL"), role: default!(Option<&str>, "'passage'")) -> Result<Option<Vector>, ErrorReport> {
     let Some(input) = input else { return Ok(None) };
     let mut rows = embed_inputs(&[Some(input)], model, role).map_err(|e| e.report("embed"))?;
     Ok(rows.pop().flatten())
@@ -190,7 +192,7 @@ fn embed(input: Option<&str>, model: default!(Option<&str>, "NULL"), role: defau
 fn embed_batch(
     inputs: Option<Vec<Option<String>>>,
     model: default!(Option<&str>, "NULL"),
-    role: default!(&str, "'passage'"),
+    role: default!(Option<&str>, "'passage'"),
 ) -> Result<TableIterator<'static, (name!(ordinality, i32), name!(embedding, Option<Vector>))>, ErrorReport> {
     let inputs = inputs.unwrap_or_default();
     let texts: Vec<Option<&str>> = inputs.iter().map(Option::as_deref).collect();
@@ -229,11 +231,11 @@ fn embedding_stats() -> TableIterator<
 
 /// Embeds the inputs in one batched call with `model` (NULL: the default model), with a NOTICE
 /// if the model truncated any.
-fn embed_inputs(inputs: &[Option<&str>], model: Option<&str>, role: &str) -> Result<Vec<Option<Vector>>, Error> {
+fn embed_inputs(inputs: &[Option<&str>], model: Option<&str>, role: Option<&str>) -> Result<Vec<Option<Vector>>, Error> {
     let role = match role {
-        "passage" => Role::Passage,
-        "query" => Role::Query,
-        other => return Err(ChunkError::config("role", format!("\"{other}\""), "must be \"query\" or \"passage\"").into()),
+        None | Some("passage") => Role::Passage,
+        Some("query") => Role::Query,
+        Some(other) => return Err(ChunkError::config("role", format!("\"{other}\""), "must be \"query\" or \"passage\"").into()),
     };
     let name = model.map_or_else(gucs::default_model, str::to_string);
     let embedded = embed_optional(inputs, &name, role)?;

@@ -6,6 +6,7 @@
 use pgrx::prelude::*;
 
 mod api;
+mod cfg;
 mod chunking;
 mod embedding;
 mod errors;

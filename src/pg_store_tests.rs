@@ -97,6 +97,16 @@ mod tests {
     }
 
     #[pg_test]
+    fn a_config_moves_to_a_model_of_another_dimension_with_its_chunks_and_index() {
+        Spi::run("INSERT INTO knowledge.documents (content) VALUES ('Bees keep the hive warm. Glaciers carve valleys.')").unwrap();
+        Spi::run("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default'").unwrap();
+        let dims = Spi::get_one::<String>("SELECT string_agg(DISTINCT model || ' ' || vector_dims(embedding), ',') FROM knowledge.chunks").unwrap();
+        assert_eq!(dims.as_deref(), Some("potion-base-8m 256"));
+        let index = index_definition("default").unwrap();
+        assert!(index.contains("vector(256)") && index.contains("model = 'potion-base-8m'"), "{index}");
+    }
+
+    #[pg_test]
     fn halfvec_above_4000_dimensions_is_refused() {
         register_big_model(5000);
         assert_eq!(sqlstate_of("INSERT INTO knowledge.chunk_configs (name, model, halfvec) VALUES ('huge', 'big-model', true)"), "22023");

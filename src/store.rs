@@ -7,10 +7,10 @@ use crate::errors::Error;
 use crate::gucs;
 use crate::models::{self, LEXICAL};
 use crate::vector::Vector;
-use pg_chunk_core::ChunkConfig;
 use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
+use crate::cfg::Cfg;
 use pgrx::JsonB;
 
 /// The chunks of several documents exactly as `knowledge.chunk(doc, cfg)` gives them, with their
@@ -24,7 +24,7 @@ use pgrx::JsonB;
 fn embed_chunks_batch(
     document_ids: Option<Vec<Option<i64>>>,
     docs: Option<Vec<Option<String>>>,
-    cfg: default!(Option<JsonB>, "'{}'"),
+    cfg: default!(Option<Cfg>, "'{}'"),
     model: default!(Option<&str>, "NULL"),
 ) -> Result<
     TableIterator<
@@ -50,7 +50,7 @@ fn embed_chunks_batch(
     }
     // A NULL id or document has no chunks.
     let pairs: Vec<(i64, &str)> = ids.iter().zip(&docs).filter_map(|(id, doc)| Some(((*id)?, doc.as_deref()?))).collect();
-    let rows = chunks_of_documents(&pairs, &cfg.0, model).map_err(|e| e.report("embed_chunks_batch"))?;
+    let rows = chunks_of_documents(&pairs, &cfg, model).map_err(|e| e.report("embed_chunks_batch"))?;
     Ok(TableIterator::new(rows.into_iter().map(|(id, (index, content, offset, length, tokens, metadata, model, vector))| {
         (id, index, content, offset, length, tokens, metadata, model, vector)
     })))
@@ -58,8 +58,8 @@ fn embed_chunks_batch(
 
 type EmbeddedChunkRow = (i32, String, i32, i32, i32, JsonB, String, Option<Vector>);
 
-fn chunks_of_documents(docs: &[(i64, &str)], cfg: &serde_json::Value, model: Option<&str>) -> Result<Vec<(i64, EmbeddedChunkRow)>, Error> {
-    let cfg = ChunkConfig::parse(cfg)?;
+fn chunks_of_documents(docs: &[(i64, &str)], cfg: &Cfg, model: Option<&str>) -> Result<Vec<(i64, EmbeddedChunkRow)>, Error> {
+    let cfg = cfg.parse()?;
     let model = model.map(str::to_string).or_else(|| cfg.model.clone()).unwrap_or_else(gucs::default_model);
     let mut chunks = Vec::new();
     for &(id, doc) in docs {
@@ -89,6 +89,6 @@ fn model_file_sha256(model: &str) -> Result<Option<String>, ErrorReport> {
 /// True for a cfg that knowledge.chunk accepts; otherwise raises 22023 naming the key, as
 /// knowledge.chunk would. knowledge.chunk_configs checks its cfg column with it.
 #[pg_extern(immutable, parallel_safe, strict)]
-fn check_chunk_config(cfg: JsonB) -> Result<bool, ErrorReport> {
-    ChunkConfig::parse(&cfg.0).map(|_| true).map_err(|e| Error::from(e).report("check_chunk_config"))
+fn check_chunk_config(cfg: Cfg) -> Result<bool, ErrorReport> {
+    cfg.parse().map(|_| true).map_err(|e| Error::from(e).report("check_chunk_config"))
 }

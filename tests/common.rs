@@ -149,3 +149,13 @@ pub fn wait_for_worker(client: &mut Client) {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+/// A field of a server process's /proc/<pid>/status in kB (the test runs on the server's machine, as root).
+pub fn proc_status_kb(pid: i32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
