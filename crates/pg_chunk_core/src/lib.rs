@@ -10,6 +10,7 @@ pub mod curve;
 pub mod embed;
 pub mod error;
 pub mod guards;
+pub mod invariants;
 pub mod lexical;
 pub mod offsets;
 pub mod plot;

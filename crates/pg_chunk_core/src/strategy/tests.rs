@@ -1,6 +1,5 @@
 use super::*;
 use crate::lexical::LexicalEmbedder;
-use crate::sentences::split_sentences;
 use crate::size::{measure, EstimatedTokens, SizeUnit};
 use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
 use proptest::strategy::Strategy as _;
@@ -13,29 +12,10 @@ fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
     chunks
 }
 
-/// What every strategy promises for every document and configuration.
 fn check_invariants(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk]) {
-    let units = split_sentences(doc);
-    let mut covered_to = 0;
-    for (k, c) in chunks.iter().enumerate() {
-        let text = c.text(doc);
-        assert!(!text.is_empty() && text.trim() == text, "chunk {k} {text:?} is empty or untrimmed");
-        assert!(c.start <= c.core_start && c.core_start < c.end, "chunk {k} core out of range");
-        // Hard cap (a single character above it cannot be cut further).
-        let size = measure(text, cfg.max_size.unit, &EstimatedTokens);
-        assert!(size <= cfg.max_size.value || text.chars().count() == 1, "chunk {k} is {size}, above {}", cfg.max_size);
-        // In order, and no text skipped between the chunks' own parts.
-        assert!(doc[covered_to..c.core_start].trim().is_empty(), "text before chunk {k} lost: {:?}", &doc[covered_to..c.core_start]);
-        assert!(c.core_start >= covered_to, "chunk {k} overlaps its predecessor's own text");
-        covered_to = c.end;
-        assert_eq!(c.token_count, EstimatedTokens.count_tokens(text));
-        // No sentence is cut except when it alone is above the cap.
-        if cfg.strategy != crate::config::Strategy::Fixed && c.split_reason != "forced" {
-            assert!(units.iter().any(|u| u.start == c.core_start), "chunk {k} starts inside a sentence");
-            assert!(units.iter().any(|u| u.end == c.end), "chunk {k} ends inside a sentence");
-        }
+    if let Err(broken) = crate::invariants::check_chunks(doc, cfg, chunks, &EstimatedTokens) {
+        panic!("{broken}");
     }
-    assert!(doc[covered_to..].trim().is_empty(), "the tail {:?} is lost", &doc[covered_to..]);
 }
 
 fn texts<'a>(doc: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
