@@ -1,0 +1,78 @@
+//! Search options, k and query lengths.
+
+use super::{doc, Check, Expect, Matrix, BAD_CFG, NO_ROWS, OK, TOO_BIG, UNKNOWN};
+
+/// Search options, and a search query too long for full text.
+pub(super) fn search_options(m: &mut Matrix) {
+    for (label, options, expect) in [
+        ("none", "{}", OK),
+        ("mode vector", r#"{"mode": "vector"}"#, OK),
+        ("mode text", r#"{"mode": "text"}"#, OK),
+        ("mode null", r#"{"mode": null}"#, OK),
+        ("mode in capitals", r#"{"mode": "VECTOR"}"#, BAD_CFG),
+        ("mode number", r#"{"mode": 1}"#, BAD_CFG),
+        ("mode array", r#"{"mode": ["text"]}"#, BAD_CFG),
+        ("unknown option", r#"{"bogus": 1}"#, BAD_CFG),
+        ("option in capitals", r#"{"Mode": "text"}"#, BAD_CFG),
+        ("array", "[]", BAD_CFG),
+        ("JSON null", "null", BAD_CFG),
+        ("string", r#""hybrid""#, BAD_CFG),
+        ("number", "1", BAD_CFG),
+        ("min_score 2", r#"{"min_score": 2}"#, OK),
+        ("min_score -2", r#"{"min_score": -2}"#, OK),
+        ("min_score null", r#"{"min_score": null}"#, OK),
+        ("min_score as a numeric string", r#"{"min_score": "0.5"}"#, Expect::OneOf(&["00000", "22023"])),
+        ("min_score word", r#"{"min_score": "abc"}"#, BAD_CFG),
+        ("min_score \"NaN\"", r#"{"min_score": "NaN"}"#, BAD_CFG),
+        ("min_score \"Infinity\"", r#"{"min_score": "Infinity"}"#, Expect::OneOf(&["00000", "22023"])),
+        ("min_score 1e400", r#"{"min_score": 1e400}"#, BAD_CFG),
+        ("min_score boolean", r#"{"min_score": true}"#, BAD_CFG),
+        ("min_score array", r#"{"min_score": [0.5]}"#, BAD_CFG),
+        ("min_score object", r#"{"min_score": {"value": 0.5}}"#, BAD_CFG),
+        ("min_score in text mode", r#"{"mode": "text", "min_score": 0.5}"#, BAD_CFG),
+        ("document_ids empty", r#"{"document_ids": []}"#, OK),
+        ("document_ids [1]", r#"{"document_ids": [1]}"#, OK),
+        ("document_ids [null]", r#"{"document_ids": [null]}"#, OK),
+        ("document_ids null", r#"{"document_ids": null}"#, Expect::OneOf(&["00000", "22023"])),
+        ("document_ids words", r#"{"document_ids": ["x"]}"#, BAD_CFG),
+        ("document_ids fraction", r#"{"document_ids": [1.5]}"#, BAD_CFG),
+        ("document_ids 1e400", r#"{"document_ids": [1e400]}"#, BAD_CFG),
+        ("document_ids beyond bigint", r#"{"document_ids": [99999999999999999999]}"#, BAD_CFG),
+        ("document_ids object", r#"{"document_ids": {"a": 1}}"#, BAD_CFG),
+        ("document_ids string", r#"{"document_ids": "1"}"#, BAD_CFG),
+        ("document_ids nested", r#"{"document_ids": [[1]]}"#, BAD_CFG),
+        ("metadata empty", r#"{"metadata": {}}"#, OK),
+        ("metadata array", r#"{"metadata": []}"#, BAD_CFG),
+        ("metadata string", r#"{"metadata": "x"}"#, BAD_CFG),
+        ("metadata JSON null", r#"{"metadata": null}"#, Expect::OneOf(&["00000", "22023"])),
+        ("language english", r#"{"language": "english"}"#, OK),
+        ("language schema-qualified", r#"{"language": "pg_catalog.simple"}"#, OK),
+        ("language unknown", r#"{"language": "klingon"}"#, UNKNOWN),
+        ("language as a numeric oid string", r#"{"language": "5"}"#, Expect::OneOf(&["42704", "22023"])),
+        ("language empty", r#"{"language": ""}"#, Expect::OneOf(&["42704", "22023", "42602"])),
+        ("language injection", r#"{"language": "english'); DROP TABLE knowledge.documents; --"}"#, Expect::OneOf(&["42704", "22023", "42602"])),
+        ("config empty", r#"{"config": ""}"#, UNKNOWN),
+        ("config number", r#"{"config": 1}"#, UNKNOWN),
+        ("config null: default (MiniLM, no chunks)", r#"{"config": null}"#, NO_ROWS),
+        ("config default, vector mode (MiniLM)", r#"{"config": "default", "mode": "vector"}"#, NO_ROWS),
+    ] {
+        m.add(format!("search options {label}"), "SELECT chunk_id, score, similarity FROM knowledge.search('bees in the hive', 5, $1::text::jsonb)", vec![doc(options)], Check::Search, expect);
+    }
+    let deep = format!(r#"{{"metadata": {}{{}}{}}}"#, r#"{"a": "#.repeat(100), "}".repeat(100));
+    m.add("search options metadata 100 deep", "SELECT chunk_id, score, similarity FROM knowledge.search('bees', 5, $1::text::jsonb)", vec![doc(&deep)], Check::Search, OK);
+    for (label, k) in [("0", "0"), ("-1", "-1"), ("1001", "1001"), ("i32::MAX", "2147483647")] {
+        m.add(format!("search k = {label}"), format!("SELECT * FROM knowledge.search('bees', {k})"), vec![], Check::Nothing, BAD_CFG);
+    }
+    // README: k from 1 to 1000; search takes 4 × k candidates with hnsw.ef_search = max(100, 4 × k).
+    for k in ["1", "250", "251", "1000"] {
+        m.add(format!("search k = {k}"), format!("SELECT chunk_id, score, similarity FROM knowledge.search('bees', {k}, '{{\"config\": \"lex\"}}')"), vec![], Check::Search, OK);
+    }
+    // README: a query of up to 10,000 characters is searched, a longer one refused with 54000
+    // (PostgreSQL's tsquery parser would run out of stack near 20,000 words).
+    let at_limit = "word ".repeat(2_000);
+    m.add("search with a query of 10000 characters", "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')", vec![doc(&at_limit)], Check::Search, OK);
+    let long_query = "word ".repeat(20_000);
+    m.add("search with a query of 20000 words", "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')", vec![doc(&long_query)], Check::Search, TOO_BIG);
+    let long_word = "a".repeat(100_000);
+    m.add("search with a query of one 100 KB word", "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')", vec![doc(&long_word)], Check::Search, TOO_BIG);
+}
