@@ -155,6 +155,12 @@ pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> 
         if overlap > 0 {
             metadata["overlap_chars"] = json!(overlap);
         }
+        for (key, value) in &c.metadata {
+            metadata[key] = value.clone();
+        }
+        if let Some(context) = &c.context {
+            metadata["context"] = json!(context);
+        }
         let char_offset = sql_int(cursor.char_offset(c.start));
         rows.push((sql_int(i), text.to_string(), char_offset, sql_int(text.chars().count()), sql_int(c.token_count), JsonB(metadata)));
     }

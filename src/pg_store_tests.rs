@@ -97,6 +97,40 @@ mod tests {
     }
 
     #[pg_test]
+    fn a_chunks_context_is_embedded_before_it_and_its_content_stays_exact() {
+        // A class above max_size: the pieces after the first carry its signature as context.
+        let code = "class Hive:\n    def warm(self):\n        return 'cluster'\n\n    def cool(self):\n        return 'fan'\n\n    def feed(self):\n        return 'honey'\n";
+        let cfg = r#"{"strategy": "code", "language": "python", "max_size": 60, "min_size": 0}"#;
+        let check = format!(
+            "SELECT count(*) FILTER (WHERE metadata->>'context' = 'class Hive:'),
+                    bool_and(embedding = knowledge.embed(coalesce(metadata->>'context' || E'\\n', '') || content, 'potion-base-8m')),
+                    bool_and(content = substr($c${code}$c$, char_offset + 1, char_length))
+             FROM knowledge.embed_chunks($c${code}$c$, '{cfg}', 'potion-base-8m')"
+        );
+        let (continued, embedded, exact) = Spi::get_three::<i64, bool, bool>(&check).unwrap();
+        assert!(continued.unwrap_or(0) >= 1, "no piece carries the signature");
+        assert_eq!((embedded, exact), (Some(true), Some(true)));
+    }
+
+    #[pg_test]
+    fn hierarchical_chunks_are_stored_with_both_levels_and_find_their_parent() {
+        Spi::run("INSERT INTO knowledge.chunk_configs (name, model, cfg) VALUES ('levels', 'potion-base-8m', '{\"strategy\": \"hierarchical\", \"max_size\": 120}')").unwrap();
+        Spi::run(&format!("INSERT INTO knowledge.documents (content, chunk_config) VALUES ('{DOC} {DOC}', 'levels')")).unwrap();
+        let orphans = one::<i64>(
+            "SELECT count(*) FROM knowledge.chunks AS child
+             WHERE child.chunk_config = 'levels' AND child.metadata->>'level' = 'child'
+               AND NOT EXISTS (SELECT FROM knowledge.chunks AS parent
+                               WHERE parent.document_id = child.document_id AND parent.chunk_config = 'levels'
+                                 AND parent.metadata->>'level' = 'parent'
+                                 AND child.metadata->'relationships' ? ('parent:' || parent.chunk_index)
+                                 AND child.char_offset >= parent.char_offset
+                                 AND child.char_offset + child.char_length <= parent.char_offset + parent.char_length)",
+        );
+        let levels = one::<i64>("SELECT count(DISTINCT metadata->>'level') FROM knowledge.chunks WHERE chunk_config = 'levels'");
+        assert_eq!((orphans, levels), (0, 2));
+    }
+
+    #[pg_test]
     fn a_config_moves_to_a_model_of_another_dimension_with_its_chunks_and_index() {
         Spi::run("INSERT INTO knowledge.documents (content) VALUES ('Bees keep the hive warm. Glaciers carve valleys.')").unwrap();
         Spi::run("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default'").unwrap();

@@ -65,7 +65,10 @@ fn chunks_of_documents(docs: &[(i64, &str)], cfg: &Cfg, model: Option<&str>) -> 
     for &(id, doc) in docs {
         chunks.extend(chunk_rows(doc, &cfg)?.into_iter().map(|row| (id, row)));
     }
-    let texts: Vec<Option<&str>> = chunks.iter().map(|(_, c)| Some(c.1.as_str())).collect();
+    // A chunk's context (a split function's signature, a section's heading path) goes before
+    // it in the text that is embedded; its content stays exact.
+    let texts: Vec<String> = chunks.iter().map(|(_, c)| embedding_text(&c.1, &c.5)).collect();
+    let texts: Vec<Option<&str>> = texts.iter().map(|t| Some(t.as_str())).collect();
     let embedded = embed_optional(&texts, &model, Role::Passage)?;
     Ok(chunks
         .into_iter()
@@ -74,6 +77,14 @@ fn chunks_of_documents(docs: &[(i64, &str)], cfg: &Cfg, model: Option<&str>) -> 
             (id, (index, content, offset, length, tokens, metadata, model.clone(), vector))
         })
         .collect())
+}
+
+/// What is embedded for a chunk: its content, after its metadata's `context` when it has one.
+fn embedding_text(content: &str, metadata: &JsonB) -> String {
+    match metadata.0.get("context").and_then(|c| c.as_str()) {
+        Some(context) => format!("{context}\n{content}"),
+        None => content.to_string(),
+    }
 }
 
 /// The sha256 of the weights file `model` is registered with (NULL for lexical, which has

@@ -12,7 +12,10 @@
 --   seed design                  knowledge.chunk with method threshold: ±1 smoothing, cut above the
 --                                92nd percentile, size guards (the default until issue 5)
 --   pg_chunk <cfg>               knowledge.chunk with cfg; the default semantic strategy is optimal
---                                segmentation (penalty 1.3) with the size guards
+--                                segmentation (penalty 1.3) with the size guards; the other
+--                                strategies (issue 7) with their defaults, every one reported
+--                                (markdown and code on prose are there for completeness: the
+--                                samples have no headings or code)
 -- A chunk that starts inside a sentence (a forced cut) counts as starting that sentence.
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
@@ -51,7 +54,13 @@ INSERT INTO q_methods (method, cfg) VALUES
     ('pg_chunk default (MiniLM)', '{"model": "all-minilm-l6-v2"}'),
     ('pg_chunk default (potion-base-8m)', '{"model": "potion-base-8m"}'),
     ('pg_chunk default (lexical)', '{"model": "lexical"}'),
-    ('pg_chunk recursive', '{"strategy": "recursive", "overlap": 0}');
+    ('pg_chunk recursive', '{"strategy": "recursive", "overlap": 0}'),
+    ('pg_chunk topic_coherence', '{"strategy": "topic_coherence"}'),
+    ('pg_chunk information_density', '{"strategy": "information_density"}'),
+    ('pg_chunk hierarchical (potion-base-8m)', '{"strategy": "hierarchical", "model": "potion-base-8m"}'),
+    ('pg_chunk adaptive (potion-base-8m)', '{"strategy": "adaptive", "model": "potion-base-8m"}'),
+    ('pg_chunk markdown', '{"strategy": "markdown"}'),
+    ('pg_chunk code', '{"strategy": "code"}');
 
 CREATE TABLE q_hypotheses (method text, sample int, start int);
 
@@ -61,7 +70,7 @@ SELECT m.method, d.sample, (SELECT max(u.n) FROM q_units AS u WHERE u.sample = d
 FROM q_methods AS m
 CROSS JOIN q_docs AS d
 CROSS JOIN LATERAL knowledge.chunk(d.doc, m.cfg) AS c
-WHERE m.cfg IS NOT NULL AND c.chunk_index > 0;
+WHERE m.cfg IS NOT NULL AND c.chunk_index > 0 AND c.char_offset > 0; -- a hierarchical child can start at 0
 
 -- LangChain's rule, with each model.
 INSERT INTO q_hypotheses

@@ -18,6 +18,38 @@ pub enum Strategy {
     Fixed,
     /// Pack paragraphs, then sentences, then words up to `max_size`.
     Recursive,
+    /// Source code: chunks at function and class boundaries (strategy/code.rs).
+    Code,
+    /// Markdown: sections follow headings; fences, tables and list items stay whole
+    /// (strategy/markdown.rs).
+    Markdown,
+    /// Continue a chunk while its keywords overlap the next sentence's (Jaccard ≥ 0.3), no
+    /// embeddings (seed design 004).
+    TopicCoherence,
+    /// Close a chunk when its Shannon entropy passes 120% of the document's average (seed 004).
+    InformationDensity,
+    /// Parents at 2 × target_size, children inside them (seed 004).
+    Hierarchical,
+    /// Runs several strategies and keeps the best by the seed's quality score (seed 004).
+    Adaptive,
+}
+
+impl Strategy {
+    pub const NAMES: [(&'static str, Strategy); 9] = [
+        ("semantic", Strategy::Semantic),
+        ("fixed", Strategy::Fixed),
+        ("recursive", Strategy::Recursive),
+        ("code", Strategy::Code),
+        ("markdown", Strategy::Markdown),
+        ("topic_coherence", Strategy::TopicCoherence),
+        ("information_density", Strategy::InformationDensity),
+        ("hierarchical", Strategy::Hierarchical),
+        ("adaptive", Strategy::Adaptive),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Strategy::NAMES.iter().find(|(_, s)| *s == self).map_or("semantic", |(name, _)| name)
+    }
 }
 
 /// How the semantic strategy decides where chunks start (cfg `method`).
@@ -69,6 +101,12 @@ pub struct ChunkConfig {
     /// Largest document accepted, in bytes.
     pub max_document_size: usize,
     pub language: Option<String>,
+    /// Markdown: the heading path is prefixed to the text that is embedded (not to `content`).
+    pub heading_context: bool,
+    /// Per-chunk quality metadata: entropy, topic_coherence, semantic_density, importance_score.
+    pub metadata: bool,
+    /// Post-filters: drop short, separator-only, heading-only and box-drawing chunks.
+    pub filters: bool,
 }
 
 pub const DEFAULT_MAX_DOCUMENT_SIZE: usize = 10 * 1024 * 1024;
@@ -91,6 +129,9 @@ const KEYS: &[&str] = &[
     "inline_threshold",
     "max_document_size",
     "language",
+    "heading_context",
+    "metadata",
+    "filters",
 ];
 
 impl Default for ChunkConfig {
@@ -111,11 +152,12 @@ impl ChunkConfig {
 
         let strategy = match get("strategy") {
             None => Strategy::Semantic,
-            Some(v) => match v.as_str() {
-                Some("semantic") => Strategy::Semantic,
-                Some("fixed") => Strategy::Fixed,
-                Some("recursive") => Strategy::Recursive,
-                _ => return Err(ChunkError::config("strategy", v, "must be one of \"semantic\", \"fixed\", \"recursive\"")),
+            Some(v) => match Strategy::NAMES.iter().find(|(name, _)| Some(*name) == v.as_str()) {
+                Some((_, strategy)) => *strategy,
+                None => {
+                    let names: Vec<String> = Strategy::NAMES.iter().map(|(name, _)| format!("\"{name}\"")).collect();
+                    return Err(ChunkError::config("strategy", v, format!("must be one of {}", names.join(", "))));
+                }
             },
         };
         let boundaries = parse_boundaries(get("method"), get("penalty"), get("threshold"))?;
@@ -143,14 +185,22 @@ impl ChunkConfig {
             .transpose()?
             .map_or(DEFAULT_MAX_DOCUMENT_SIZE, |n| n as usize);
         let language = get("language").map(|v| non_empty_string("language", v)).transpose()?;
+        let heading_context = get("heading_context").map(|v| boolean("heading_context", v)).transpose()?.unwrap_or(false);
+        let metadata = get("metadata").map(|v| boolean("metadata", v)).transpose()?.unwrap_or(false);
+        let filters = get("filters").map(|v| boolean("filters", v)).transpose()?.unwrap_or(false);
 
         // Defaults per strategy: semantic 200/1000/2000 chars; the seed's fixed fallback
-        // (350 chars, overlap 50) and recursive splitter (max 1500, min 500, overlap 100).
-        // Unset sizes follow the unit and scale of an explicit max_size.
+        // (350 chars, overlap 50) and recursive splitter (max 1500, min 500, overlap 100);
+        // seed 004's 100/500/1500 for its keyword, entropy and adaptive strategies; code and
+        // Markdown 2000 (whole functions and sections); hierarchical children of 500 (target),
+        // parents of 2 × target_size = 1000 (max). Unset sizes follow the unit and scale of an explicit max_size.
         let (default_max, min_ratio, target_ratio, default_overlap) = match strategy {
             Strategy::Semantic => (2000, 10, 2, Overlap::None),
             Strategy::Fixed => (350, usize::MAX, 1, Overlap::Chars(50)),
             Strategy::Recursive => (1500, 3, 1, Overlap::Chars(100)),
+            Strategy::Code | Strategy::Markdown => (2000, 10, 2, Overlap::None),
+            Strategy::TopicCoherence | Strategy::InformationDensity | Strategy::Adaptive => (1500, 15, 3, Overlap::None),
+            Strategy::Hierarchical => (1000, 10, 2, Overlap::None),
         };
         let max_size = explicit_max.unwrap_or(Size::chars(default_max));
         let scaled = |ratio: usize| Size { value: max_size.value.checked_div(ratio).unwrap_or(0), unit: max_size.unit };
@@ -164,7 +214,7 @@ impl ChunkConfig {
         check_order("min_size", min_size, "target_size", target_size)?;
         let overlap = overlap.unwrap_or(default_overlap);
         match (strategy, overlap) {
-            (Strategy::Fixed | Strategy::Recursive, Overlap::Sentences(_)) => {
+            (Strategy::Fixed | Strategy::Recursive | Strategy::Code | Strategy::Markdown, Overlap::Sentences(_)) => {
                 return Err(ChunkError::config("overlap", get("overlap").unwrap_or(&Value::Null), "sentence overlap applies to the semantic strategy only; use chars"));
             }
             (_, Overlap::Chars(n)) if max_size.unit == SizeUnit::Chars && n >= max_size.value => {
@@ -185,6 +235,9 @@ impl ChunkConfig {
             inline_threshold,
             max_document_size,
             language,
+            heading_context,
+            metadata,
+            filters,
         })
     }
 }
@@ -209,6 +262,10 @@ fn number(key: &str, v: &Value, min: f64, max: f64) -> Result<f64, ChunkError> {
         Some(x) if x.is_finite() && (min..=max).contains(&x) => Ok(x),
         _ => Err(ChunkError::config(key, v, format!("must be a number from {min} to {max}"))),
     }
+}
+
+fn boolean(key: &str, v: &Value) -> Result<bool, ChunkError> {
+    v.as_bool().ok_or_else(|| ChunkError::config(key, v, "must be true or false"))
 }
 
 fn non_empty_string(key: &str, v: &Value) -> Result<String, ChunkError> {

@@ -13,11 +13,36 @@ use crate::strategy::Chunk;
 ///   smaller exists);
 /// - document order: starts never decrease, and each chunk's own text (`core_start..end`)
 ///   begins at or after the previous chunk's end (overlap repeats text only before it);
-/// - coverage: only whitespace lies outside the chunks' own texts;
+/// - coverage: only whitespace lies outside the chunks' own texts (unless cfg `filters` dropped
+///   some chunks);
 /// - `token_count` is what `tokens` counts;
-/// - chunks not `forced` start and end on sentence boundaries (except the fixed strategy's).
+/// - with the strategies that pack whole sentences, chunks not `forced` start and end on
+///   sentence boundaries.
+///
+/// The hierarchical strategy's parents and children (metadata `level`) are two chunkings of the
+/// same document: each level is checked on its own.
 pub fn check_chunks(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn TokenCounter) -> Result<(), String> {
+    let level = |chunk: &Chunk| chunk.metadata.get("level").and_then(|v| v.as_str()).map(str::to_string);
+    let mut levels: Vec<Option<String>> = chunks.iter().map(level).collect();
+    levels.dedup();
+    levels.sort();
+    levels.dedup();
+    for name in levels {
+        let members: Vec<Chunk> = chunks.iter().filter(|c| level(c) == name).cloned().collect();
+        check_level(doc, cfg, &members, tokens).map_err(|e| match &name {
+            Some(name) => format!("level {name}: {e}"),
+            None => e,
+        })?;
+    }
+    Ok(())
+}
+
+fn check_level(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn TokenCounter) -> Result<(), String> {
     let units = split_sentences(doc);
+    // The adaptive strategy returns one candidate's chunks: that candidate's rules apply.
+    let chosen = chunks.first().and_then(|c| c.metadata.get("adaptive")?.get("chosen")?.as_str().map(str::to_string));
+    let strategy = chosen.and_then(|name| Strategy::NAMES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)).unwrap_or(cfg.strategy);
+    let sentence_aligned = matches!(strategy, Strategy::Semantic | Strategy::Recursive | Strategy::TopicCoherence | Strategy::InformationDensity | Strategy::Hierarchical);
     let mut covered_to = 0;
     let mut previous_start = 0;
     for (k, c) in chunks.iter().enumerate() {
@@ -42,13 +67,13 @@ pub fn check_chunks(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn
         if c.core_start < covered_to {
             return fail(format!("overlaps the previous chunk's own text, which ends at {covered_to}"));
         }
-        if !doc[covered_to..c.core_start].trim().is_empty() {
+        if !cfg.filters && !doc[covered_to..c.core_start].trim().is_empty() {
             return fail(format!("text before it is lost: {:?}", &doc[covered_to..c.core_start]));
         }
         if c.token_count != tokens.count_tokens(text) {
             return fail(format!("token_count {} but {} tokens", c.token_count, tokens.count_tokens(text)));
         }
-        if cfg.strategy != Strategy::Fixed && c.split_reason != "forced" {
+        if sentence_aligned && c.split_reason != "forced" {
             if !units.iter().any(|u| u.start == c.core_start) {
                 return fail("starts inside a sentence".to_string());
             }
@@ -59,7 +84,7 @@ pub fn check_chunks(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn
         covered_to = c.end;
         previous_start = c.start;
     }
-    if !doc[covered_to..].trim().is_empty() {
+    if !cfg.filters && !doc[covered_to..].trim().is_empty() {
         return Err(format!("the tail {:?} is lost", &doc[covered_to..]));
     }
     Ok(())

@@ -98,7 +98,7 @@ fn bucket(word: &str) -> usize {
 
 /// English function words (sorted, for binary search): they say nothing about the topic, and
 /// in one sentence's handful of words they would dominate the similarity.
-const STOPWORDS: &[&[u8]] = &[
+pub(crate) const STOPWORDS: &[&[u8]] = &[
     b"a", b"about", b"after", b"all", b"also", b"an", b"and", b"any", b"are", b"as", b"at", b"be", b"because", b"been", b"before", b"being",
     b"between", b"both", b"but", b"by", b"can", b"could", b"did", b"do", b"does", b"each", b"for", b"from", b"had", b"has", b"have", b"he",
     b"her", b"here", b"him", b"his", b"how", b"i", b"if", b"in", b"into", b"is", b"it", b"its", b"just", b"may", b"more", b"most", b"much",

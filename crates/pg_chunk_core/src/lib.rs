@@ -12,6 +12,7 @@ pub mod error;
 pub mod guards;
 pub mod invariants;
 pub mod lexical;
+pub mod measures;
 pub mod offsets;
 pub mod plot;
 pub mod segmentation;

@@ -1,8 +1,15 @@
 //! The chunking strategies and the one entry point that picks among them.
 
+mod adaptive;
+mod code;
+mod density;
 mod fixed;
+mod hierarchical;
+mod markdown;
+mod post;
 mod recursive;
 mod semantic;
+mod topic;
 
 pub use semantic::{explain_semantic, Explanation, SentenceTrace};
 
@@ -12,6 +19,7 @@ use crate::error::ChunkError;
 use crate::guards::{widest_fitting_start, word_starts_before};
 use crate::sentences::Span;
 use crate::size::{Size, TokenCounter};
+use serde_json::{Map, Value};
 
 /// One chunk of a document: `doc[start..end]`, whitespace-trimmed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +32,13 @@ pub struct Chunk {
     /// `paragraph`, `sentence`, `window`.
     pub split_reason: &'static str,
     pub token_count: usize,
+    /// What the strategy says about the chunk beyond its reason (code: `language`,
+    /// `chunk_type`, `function_name`; Markdown: `heading_path`; hierarchical: `level`,
+    /// `relationships`; cfg `metadata`: the quality measures). Becomes the row's metadata.
+    pub metadata: Map<String, Value>,
+    /// Text that belongs before the chunk when it is embedded but is not part of it (a split
+    /// function's signature, a section's heading path): `content` and offsets stay exact.
+    pub context: Option<String>,
     /// The first sentence the chunk holds whole, when it starts on one (not inside a
     /// force-split sentence); sentence overlap counts back from it.
     first_unit: Option<usize>,
@@ -31,7 +46,13 @@ pub struct Chunk {
 
 impl Chunk {
     fn new(start: usize, end: usize, split_reason: &'static str, first_unit: Option<usize>) -> Chunk {
-        Chunk { start, end, core_start: start, split_reason, token_count: 0, first_unit }
+        Chunk { start, end, core_start: start, split_reason, token_count: 0, metadata: Map::new(), context: None, first_unit }
+    }
+
+    /// The chunk with `key` set in its metadata.
+    fn with(mut self, key: &str, value: impl Into<Value>) -> Chunk {
+        self.metadata.insert(key.to_string(), value.into());
+        self
     }
 
     pub fn text<'a>(&self, doc: &'a str) -> &'a str {
@@ -56,15 +77,32 @@ pub fn check_document_size(doc: &str, cfg: &ChunkConfig) -> Result<(), ChunkErro
 /// `cfg.max_size` (the hard cap), with `token_count` filled by `tokens`.
 pub fn chunk_document(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
     check_document_size(doc, cfg)?;
-    let mut chunks = match cfg.strategy {
-        Strategy::Semantic => semantic::semantic_chunks(doc, cfg, embedder, tokens)?,
-        Strategy::Fixed => fixed::fixed_chunks(doc, cfg.max_size, cfg.overlap, tokens),
-        Strategy::Recursive => recursive::recursive_chunks(doc, cfg, tokens),
-    };
+    let mut chunks = strategy_chunks(doc, cfg, embedder, tokens)?;
     for chunk in &mut chunks {
         chunk.token_count = tokens.count_tokens(chunk.text(doc));
     }
+    if cfg.metadata {
+        post::add_quality_metadata(doc, &mut chunks, embedder)?;
+    }
+    if cfg.filters {
+        chunks.retain(|chunk| post::keep(chunk.text(doc)));
+    }
     Ok(chunks)
+}
+
+/// The chunks `cfg.strategy` makes, before token counts, metadata and filters.
+fn strategy_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+    Ok(match cfg.strategy {
+        Strategy::Semantic => semantic::semantic_chunks(doc, cfg, embedder, tokens)?,
+        Strategy::Fixed => fixed::fixed_chunks(doc, cfg.max_size, cfg.overlap, tokens),
+        Strategy::Recursive => recursive::recursive_chunks(doc, cfg, tokens),
+        Strategy::Code => code::code_chunks(doc, cfg, tokens),
+        Strategy::Markdown => markdown::markdown_chunks(doc, cfg, tokens),
+        Strategy::TopicCoherence => topic::topic_chunks(doc, cfg, tokens),
+        Strategy::InformationDensity => density::density_chunks(doc, cfg, tokens),
+        Strategy::Hierarchical => hierarchical::hierarchical_chunks(doc, cfg, embedder, tokens)?,
+        Strategy::Adaptive => adaptive::adaptive_chunks(doc, cfg, embedder, tokens)?,
+    })
 }
 
 /// Extends each chunk after the first backwards by `overlap`, as far as the hard cap allows.

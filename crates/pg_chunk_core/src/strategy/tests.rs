@@ -61,8 +61,8 @@ fn short_documents_stay_whole_and_empty_ones_give_nothing() {
     assert_eq!(texts(doc, &chunks), ["One sentence. Another one."]);
     assert_eq!(chunks[0].split_reason, "inline");
     for empty in ["", "   ", "\n\n\t "] {
-        for strategy in ["semantic", "fixed", "recursive"] {
-            assert!(chunk(empty, json!({ "strategy": strategy })).is_empty());
+        for (strategy, _) in crate::config::Strategy::NAMES {
+            assert!(chunk(empty, json!({ "strategy": strategy })).is_empty(), "{strategy}");
         }
     }
 }
@@ -180,7 +180,7 @@ proptest! {
     #[test]
     fn invariants_hold_for_any_text_and_config(
         doc in doc_strategy(),
-        strategy in prop::sample::select(vec!["semantic", "fixed", "recursive"]),
+        strategy in prop::sample::select(crate::config::Strategy::NAMES.map(|(name, _)| name).to_vec()),
         max in size_strategy(),
         threshold in prop::sample::select(vec!["optimal", "percentile", "similarity", "stddev", "interquartile", "gradient"]),
         smoothing in 0usize..3,
@@ -192,7 +192,7 @@ proptest! {
             cfg["threshold"] = json!(threshold);
         }
         let overlap_ok = match (&overlap, strategy) {
-            (Value::String(_), "fixed" | "recursive") => false,
+            (Value::String(_), "fixed" | "recursive" | "code" | "markdown") => false,
             (Value::Number(n), _) => !max_unit_is_chars || n.as_u64().unwrap() < cfg["max_size"].as_str().unwrap().split(' ').next().unwrap().parse::<u64>().unwrap(),
             _ => true,
         };

@@ -1,0 +1,75 @@
+//! Model-free measures of a stretch of text (seed design 004): its keywords, the Jaccard overlap
+//! of two keyword sets, and Shannon entropy. The keyword and entropy strategies cut with them;
+//! the quality metadata and the adaptive strategy's score report them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::lexical::STOPWORDS;
+
+/// Lowercased words of at least 3 letters or digits that are not English function words.
+pub fn keywords(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .filter(|word| STOPWORDS.binary_search(&word.as_bytes()).is_err())
+        .collect()
+}
+
+/// |a ∩ b| / |a ∪ b|; 0 when both are empty.
+pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        return 0.0;
+    }
+    a.intersection(b).count() as f64 / union as f64
+}
+
+/// Shannon entropy of the text's characters, in bits per character (seed 004: character level):
+/// H = −Σ p(c) log₂ p(c). Whitespace counts as a character; an empty text has 0.
+pub fn char_entropy(text: &str) -> f64 {
+    // Ordered, so that the sum is the same in every run to the last bit.
+    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
+    let mut total = 0usize;
+    for c in text.chars() {
+        *counts.entry(c).or_default() += 1;
+        total += 1;
+    }
+    if total == 0 {
+        return 0.0;
+    }
+    counts
+        .values()
+        .map(|&n| {
+            let p = n as f64 / total as f64;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_drop_short_and_function_words_and_lowercase() {
+        let words: Vec<String> = keywords("The Bees and the HIVE, in winter: a cluster of 42 bees.").into_iter().collect();
+        assert_eq!(words, ["bees", "cluster", "hive", "winter"]);
+    }
+
+    #[test]
+    fn jaccard_is_overlap_over_union() {
+        let a = keywords("bees hive winter");
+        let b = keywords("bees hive summer honey");
+        assert!((jaccard(&a, &b) - 2.0 / 5.0).abs() < 1e-12);
+        assert_eq!(jaccard(&BTreeSet::new(), &BTreeSet::new()), 0.0);
+    }
+
+    #[test]
+    fn entropy_grows_with_variety() {
+        assert_eq!(char_entropy(""), 0.0);
+        assert_eq!(char_entropy("aaaa"), 0.0);
+        assert!((char_entropy("abab") - 1.0).abs() < 1e-12);
+        assert!((char_entropy("abcd") - 2.0).abs() < 1e-12);
+        assert!(char_entropy("The quick brown fox.") > char_entropy("aaaa bbbb"));
+    }
+}
