@@ -12,6 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use pg_chunk_core::config::Strategy;
 use pg_chunk_core::invariants::check_chunks;
 use pg_chunk_core::lexical::LexicalEmbedder;
 use pg_chunk_core::size::EstimatedTokens;
@@ -25,9 +26,10 @@ const THRESHOLDS: [&str; 5] = ["percentile", "similarity", "stddev", "interquart
 /// The `cfg` JSON that header bytes `h` describe; always a valid configuration.
 ///
 /// h[0] strategy and method, h[1..3] max_size, h[3..5] min_size, h[5..7] overlap, h[7]
-/// smoothing and inline_threshold, h[8] target_size, h[9] penalty or threshold value.
+/// smoothing, inline_threshold, metadata, filters and heading_context, h[8] target_size, h[9]
+/// penalty or threshold value.
 fn config_from(h: &[u8; HEADER]) -> Value {
-    let strategy = ["semantic", "fixed", "recursive"][h[0] as usize % 3];
+    let strategy = Strategy::NAMES[h[0] as usize % Strategy::NAMES.len()].0;
     let max_unit = h[1] as usize % 3;
     let max = if h[1] & 0x80 == 0 { 1 + h[2] as usize % 64 } else { 1 + h[2] as usize * 4 };
     let inline_threshold = [0, 0, 40, 3000][(h[7] >> 2) as usize % 4];
@@ -36,6 +38,9 @@ fn config_from(h: &[u8; HEADER]) -> Value {
         "max_size": format!("{max} {}", UNITS[max_unit]),
         "smoothing": h[7] % 4,
         "inline_threshold": inline_threshold,
+        "metadata": h[7] & 0x10 != 0,
+        "filters": h[7] & 0x20 != 0,
+        "heading_context": h[7] & 0x40 != 0,
     });
 
     // min_size: unset (the strategy's default ratio of max_size) or any unit; at most max_size
@@ -75,7 +80,7 @@ fn config_from(h: &[u8; HEADER]) -> Value {
             let n = if max_unit == 0 { amount % max } else { amount % 80 };
             cfg["overlap"] = json!(n);
         }
-        _ if strategy == "semantic" => cfg["overlap"] = json!(format!("{} sentences", amount % 4)),
+        _ if !matches!(strategy, "fixed" | "recursive" | "code" | "markdown") => cfg["overlap"] = json!(format!("{} sentences", amount % 4)),
         _ => cfg["overlap"] = json!(0),
     }
     if cfg.get("overlap").is_none() && strategy != "semantic" && max_unit == 0 {
@@ -86,7 +91,7 @@ fn config_from(h: &[u8; HEADER]) -> Value {
     // Boundaries (semantic only; the others ignore them): optimal with a penalty, or one of
     // the threshold rules with a value from its range.
     let x = h[9] as f64 / 255.0;
-    match (h[0] as usize / 3) % 7 {
+    match (h[0] as usize / Strategy::NAMES.len()) % 7 {
         0 => {}
         1 => cfg["penalty"] = json!(x * 4.0),
         k => {

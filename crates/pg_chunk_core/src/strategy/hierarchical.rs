@@ -20,7 +20,8 @@
 //!
 //! A child's `split_reason` is the semantic strategy's reason inside its parent, except that the
 //! first child of a parent begins where the parent does and so takes the parent's reason (unless
-//! it is itself `forced`). Overlap (cfg `overlap`) applies to parents across the document and to
+//! it is itself `forced`), and every child of a `forced` parent (a piece of one sentence) is
+//! `forced` too. Overlap (cfg `overlap`) applies to parents across the document and to
 //! children within their parent's own text: a parent's first child repeats nothing.
 //!
 //! Sentences are embedded once: the children's embedding requests are answered from the
@@ -52,7 +53,12 @@ pub fn hierarchical_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embe
         chunks.push(parent.with("level", "parent"));
         let mut child_indexes = Vec::with_capacity(children.len());
         for (k, child) in children.into_iter().enumerate() {
-            let reason = if k == 0 && child.split_reason != "forced" { parent_reason } else { child.split_reason };
+            // A forced parent is a piece of one sentence, and so is every child of it.
+            let reason = match (k, child.split_reason) {
+                _ if parent_reason == "forced" => "forced",
+                (0, reason) if reason != "forced" => parent_reason,
+                (_, reason) => reason,
+            };
             // The child's sentence index counts sentences of the parent, not of the document.
             let mut shifted = Chunk::new(child.start + offset, child.end + offset, reason, None);
             shifted.core_start = child.core_start + offset;

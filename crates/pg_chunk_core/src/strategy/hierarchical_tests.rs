@@ -184,3 +184,22 @@ fn sentences_are_embedded_once_for_both_levels() {
     assert!(chunks.len() > 4);
     assert_eq!(counting.0, crate::sentences::split_sentences(SAMPLE).len());
 }
+
+/// Found by fuzzing: a parent cut inside a long sentence, whose children the semantic strategy
+/// cut again inside that sentence but called `size`.
+#[test]
+fn every_child_of_a_forced_parent_is_forced() {
+    // The fuzzer's input (fuzz/corpus/chunker/seed-hierarchical-forced-parent), as text.
+    let doc = "A\u{0}BnD.\u{d}\u{d}\u{a}\u{a}\u{9} \u{a0}\u{3000} tacalifragilisticex\u{f}\u{0}?\u{3}\u{0}\u{3}\u{1}\u{0}\u{0}@isticexpialidoction.(are!] \u{ab}Guillamets.\u{bb} \u{201e}L. 3 shows it. No. 5 r. 12. Ph.D. st here. Nnd vol.\u{0}2, pr. 24. Ph.D. student. 12. \u{17}Ph.D. studen\u{d}\u{d}\u{d}\u{d}\u{d}! ... . ! ? ?! !!! ";
+    let cfg = config(json!({"max_size": "4 tokens", "min_size": "0 tokens", "target_size": "1 tokens", "overlap": "2 sentences", "smoothing": 2, "inline_threshold": 0}));
+    let chunks = hierarchical(doc, &cfg);
+    let forced_parents: Vec<usize> = (0..chunks.len()).filter(|&i| level(&chunks[i]) == "parent" && chunks[i].split_reason == "forced").collect();
+    assert!(!forced_parents.is_empty());
+    for child in chunks.iter().filter(|c| level(c) == "child") {
+        let parent = child.metadata["relationships"][0].as_str().unwrap().trim_start_matches("parent:").parse::<usize>().unwrap();
+        if forced_parents.contains(&parent) {
+            assert_eq!(child.split_reason, "forced", "{child:?}");
+        }
+    }
+    check_tree(doc, &cfg, &chunks);
+}
