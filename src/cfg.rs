@@ -48,9 +48,9 @@ impl FromDatum for Cfg {
 // SAFETY: as pgrx does for JsonB: the argument is unboxed through `FromDatum`.
 unsafe impl<'fcx> ArgAbi<'fcx> for Cfg {
     unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
-        // SAFETY: the caller guarantees a jsonb argument.
-        unsafe { arg.unbox_arg_using_from_datum() }.unwrap_or_else(|| panic!("argument {index} must not be null"))
+        // SAFETY: the caller guarantees a jsonb argument. The functions taking a `Cfg` are STRICT;
+        // were one not, its NULL cfg would be refused like any unreadable one (22023).
+        unsafe { arg.unbox_arg_using_from_datum() }.unwrap_or_else(|| Cfg(Err("cfg is NULL".to_string())))
     }
 
     unsafe fn unbox_nullable_arg(arg: Arg<'_, 'fcx>) -> Nullable<Self> {

@@ -11,6 +11,7 @@ use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use crate::cfg::Cfg;
+use std::borrow::Cow;
 use pgrx::JsonB;
 
 /// The chunks of several documents exactly as `knowledge.chunk(doc, cfg)` gives them, with their
@@ -67,8 +68,8 @@ fn chunks_of_documents(docs: &[(i64, &str)], cfg: &Cfg, model: Option<&str>) -> 
     }
     // A chunk's context (a split function's signature, a section's heading path) goes before
     // it in the text that is embedded; its content stays exact.
-    let texts: Vec<String> = chunks.iter().map(|(_, c)| embedding_text(&c.1, &c.5)).collect();
-    let texts: Vec<Option<&str>> = texts.iter().map(|t| Some(t.as_str())).collect();
+    let texts: Vec<Cow<'_, str>> = chunks.iter().map(|(_, c)| embedding_text(&c.1, &c.5)).collect();
+    let texts: Vec<Option<&str>> = texts.iter().map(|t| Some(t.as_ref())).collect();
     let embedded = embed_optional(&texts, &model, Role::Passage)?;
     Ok(chunks
         .into_iter()
@@ -80,10 +81,10 @@ fn chunks_of_documents(docs: &[(i64, &str)], cfg: &Cfg, model: Option<&str>) -> 
 }
 
 /// What is embedded for a chunk: its content, after its metadata's `context` when it has one.
-fn embedding_text(content: &str, metadata: &JsonB) -> String {
+fn embedding_text<'a>(content: &'a str, metadata: &JsonB) -> Cow<'a, str> {
     match metadata.0.get("context").and_then(|c| c.as_str()) {
-        Some(context) => format!("{context}\n{content}"),
-        None => content.to_string(),
+        Some(context) => Cow::Owned(format!("{context}\n{content}")),
+        None => Cow::Borrowed(content),
     }
 }
 

@@ -159,3 +159,19 @@ pub fn proc_status_kb(pid: i32, field: &str) -> u64 {
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
+
+/// Paragraphs of real prose to build documents from: the sample document's (headings left
+/// out), the search corpus's documents and the shared topic documents.
+pub fn prose_paragraphs() -> Vec<String> {
+    let mut pool: Vec<String> = sample_document()
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    let corpus: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search_corpus.json")).unwrap()).unwrap();
+    pool.extend(corpus["documents"].as_array().unwrap().iter().map(|d| d["content"].as_str().unwrap().to_string()));
+    pool.extend((0..5).map(|i| topic_document(i).replace("\n\n", " ")));
+    pool
+}

@@ -7,7 +7,7 @@
 //! rolled-back documents, and no backend's memory grew like a leak. Figures are printed
 //! (`PG_CHUNK_LOAD_SECONDS=10 cargo test -p pg_chunk_client_tests --test load -- --nocapture`).
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, proc_status_kb, sample_document, topic_document};
+use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, proc_status_kb, prose_paragraphs};
 use postgres::Client;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -38,22 +38,6 @@ impl Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
-}
-
-/// Paragraphs of real prose to build documents from: the sample document's, the search
-/// corpus's and the shared topic documents.
-fn paragraphs() -> Vec<String> {
-    let mut pool: Vec<String> = sample_document()
-        .split("\n\n")
-        .map(str::trim)
-        .filter(|p| !p.is_empty() && !p.starts_with('#'))
-        .map(str::to_string)
-        .collect();
-    for document in corpus()["documents"].as_array().unwrap() {
-        pool.push(document["content"].as_str().unwrap().to_string());
-    }
-    pool.extend((0..5).map(|i| topic_document(i).replace("\n\n", " ")));
-    pool
 }
 
 fn corpus() -> Value {
@@ -283,7 +267,7 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
              INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('small', '{\"strategy\": \"recursive\", \"max_size\": 800}', 'potion-base-8m');",
         )
         .unwrap();
-    let pool = Arc::new(paragraphs());
+    let pool = Arc::new(prose_paragraphs());
     let questions: Arc<Vec<String>> =
         Arc::new(corpus()["questions"].as_array().unwrap().iter().map(|q| q["question"].as_str().unwrap().to_string()).collect());
 

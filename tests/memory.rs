@@ -9,7 +9,7 @@
 //! under a bound of about twice what was measured. The default model (all-MiniLM-L6-v2) is left
 //! out: it embeds about 100 sentences a second, so this document would take over ten minutes.
 
-use pg_chunk_client_tests::{connect_database, fresh_database, proc_status_kb, sample_document, topic_document};
+use pg_chunk_client_tests::{connect_database, fresh_database, proc_status_kb, prose_paragraphs};
 use postgres::Client;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -27,16 +27,7 @@ static DATABASE_MADE: Mutex<bool> = Mutex::new(false);
 /// the search corpus and the topic documents in turn, every third one with a numbered note so
 /// the text does not repeat exactly.
 fn largest_document() -> String {
-    let mut pool: Vec<String> = sample_document()
-        .split("\n\n")
-        .map(str::trim)
-        .filter(|p| !p.is_empty() && !p.starts_with('#'))
-        .map(str::to_string)
-        .collect();
-    let corpus: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search_corpus.json")).unwrap()).unwrap();
-    pool.extend(corpus["documents"].as_array().unwrap().iter().map(|d| d["content"].as_str().unwrap().to_string()));
-    pool.extend((0..5).map(|i| topic_document(i).replace("\n\n", " ")));
+    let pool = prose_paragraphs();
 
     let mut doc = String::with_capacity(MAX_DOCUMENT_SIZE);
     for i in 0.. {

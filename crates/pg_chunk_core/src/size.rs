@@ -213,15 +213,17 @@ fn probe_chars(cap: Size, chars_before: usize) -> Option<usize> {
 /// The word `text` starts with, read up to `limit` characters: the word (or its first `limit`
 /// characters), its length in characters, and whether it is whole.
 fn next_word(text: &str, limit: Option<usize>) -> (&str, usize, bool) {
-    for (count, (i, c)) in text.char_indices().enumerate() {
+    let mut count = 0;
+    for (i, c) in text.char_indices() {
         if c.is_whitespace() {
             return (&text[..i], count, true);
         }
         if limit == Some(count) {
             return (&text[..i], count, false);
         }
+        count += 1;
     }
-    (text, text.chars().count(), true)
+    (text, count, true)
 }
 
 /// Byte length of the first `n` characters of `text` (all of it when shorter).

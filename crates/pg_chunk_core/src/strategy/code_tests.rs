@@ -1,20 +1,11 @@
 use super::*;
-use crate::invariants::check_chunks;
-use crate::lexical::LexicalEmbedder;
 use crate::size::EstimatedTokens;
 use proptest::prelude::{prop, proptest, ProptestConfig};
 use serde_json::{json, Value};
 
 /// Chunks `doc` with the code strategy and the keys of `cfg`, checking every invariant.
 fn chunk(doc: &str, cfg: Value) -> (ChunkConfig, Vec<Chunk>) {
-    let mut full = json!({"strategy": "code"});
-    full.as_object_mut().unwrap().extend(cfg.as_object().unwrap().clone());
-    let cfg = ChunkConfig::parse(&full).unwrap();
-    let chunks = crate::strategy::chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
-    if let Err(broken) = check_chunks(doc, &cfg, &chunks, &EstimatedTokens) {
-        panic!("{broken}");
-    }
-    (cfg, chunks)
+    crate::strategy::test_support::chunk_checked(doc, &crate::strategy::test_support::with_strategy("code", cfg))
 }
 
 fn meta<'c>(chunk: &'c Chunk, key: &str) -> Option<&'c str> {

@@ -1,34 +1,18 @@
 use super::*;
-use crate::invariants::check_chunks;
-use crate::lexical::LexicalEmbedder;
+use crate::strategy::test_support::{chunk_checked, reasons, texts, with_strategy};
 use crate::size::EstimatedTokens;
-use crate::strategy::chunk_document;
 use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
 use proptest::strategy::Strategy as _;
 use serde_json::{json, Value};
 
 /// Chunks `doc` with the markdown strategy and `cfg`, checking the invariants every strategy
 /// promises.
-fn chunk_with(doc: &str, mut cfg: Value) -> (ChunkConfig, Vec<Chunk>) {
-    cfg["strategy"] = json!("markdown");
-    let cfg = ChunkConfig::parse(&cfg).unwrap();
-    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
-    if let Err(broken) = check_chunks(doc, &cfg, &chunks, &EstimatedTokens) {
-        panic!("{broken}\nin {doc:?}");
-    }
-    (cfg, chunks)
+fn chunk_with(doc: &str, cfg: Value) -> (ChunkConfig, Vec<Chunk>) {
+    chunk_checked(doc, &with_strategy("markdown", cfg))
 }
 
 fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
     chunk_with(doc, cfg).1
-}
-
-fn texts<'a>(doc: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
-    chunks.iter().map(|c| c.text(doc)).collect()
-}
-
-fn reasons(chunks: &[Chunk]) -> Vec<&'static str> {
-    chunks.iter().map(|c| c.split_reason).collect()
 }
 
 fn paths(chunks: &[Chunk]) -> Vec<Vec<String>> {

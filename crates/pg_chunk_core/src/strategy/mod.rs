@@ -123,3 +123,6 @@ fn add_overlap(doc: &str, units: &[Span], chunks: &mut [Chunk], overlap: Overlap
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod test_support;

@@ -1,9 +1,6 @@
 use super::*;
-use crate::config::ChunkConfig;
 use crate::curve::Embeddings;
 use crate::lexical::{lexical_embeddings, LexicalEmbedder};
-use crate::size::EstimatedTokens;
-use crate::strategy::chunk_document;
 use serde_json::{json, Value};
 
 #[test]
@@ -149,12 +146,7 @@ fn degenerate_inputs_give_finite_numbers_or_an_error() {
 const SAMPLE: &str = include_str!("../../../../examples/sample.txt");
 
 fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
-    let cfg = ChunkConfig::parse(&cfg).unwrap();
-    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
-    if let Err(broken) = crate::invariants::check_chunks(doc, &cfg, &chunks, &EstimatedTokens) {
-        panic!("{broken}");
-    }
-    chunks
+    crate::strategy::test_support::chunk_checked(doc, &cfg).1
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use super::test_support::{chunk_checked, texts};
 use crate::lexical::LexicalEmbedder;
 use crate::size::{measure, EstimatedTokens, SizeUnit};
 use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
@@ -6,20 +7,13 @@ use proptest::strategy::Strategy as _;
 use serde_json::{json, Value};
 
 fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
-    let cfg = ChunkConfig::parse(&cfg).unwrap();
-    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
-    check_invariants(doc, &cfg, &chunks);
-    chunks
+    chunk_checked(doc, &cfg).1
 }
 
 fn check_invariants(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk]) {
     if let Err(broken) = crate::invariants::check_chunks(doc, cfg, chunks, &EstimatedTokens) {
         panic!("{broken}");
     }
-}
-
-fn texts<'a>(doc: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
-    chunks.iter().map(|c| c.text(doc)).collect()
 }
 
 /// Three topics of six sentences each, with their own vocabulary. The configurations that

@@ -1,4 +1,5 @@
 use super::*;
+use crate::strategy::test_support::{chunk_checked, reasons, texts, with_strategy};
 use crate::lexical::LexicalEmbedder;
 use crate::size::EstimatedTokens;
 use crate::strategy::chunk_document;
@@ -6,22 +7,7 @@ use serde_json::{json, Value};
 
 /// Chunks `doc` with the topic strategy through `chunk_document` and checks the contract.
 fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
-    let mut cfg = cfg;
-    cfg["strategy"] = json!("topic_coherence");
-    let cfg = ChunkConfig::parse(&cfg).unwrap();
-    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
-    if let Err(broken) = crate::invariants::check_chunks(doc, &cfg, &chunks, &EstimatedTokens) {
-        panic!("{broken}");
-    }
-    chunks
-}
-
-fn texts<'a>(doc: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
-    chunks.iter().map(|c| c.text(doc)).collect()
-}
-
-fn reasons(chunks: &[Chunk]) -> Vec<&'static str> {
-    chunks.iter().map(|c| c.split_reason).collect()
+    chunk_checked(doc, &with_strategy("topic_coherence", cfg)).1
 }
 
 #[test]
