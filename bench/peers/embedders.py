@@ -3,7 +3,9 @@
   MiniLM        all-MiniLM-L6-v2 in ONNX Runtime, as pg_chunk runs it (crates/pg_chunk_embed):
                 tokenizer.json with its padding and truncation replaced (the file pads and
                 truncates to 128; pg_chunk truncates at 256 tokens, [CLS]/[SEP] included, and
-                pads each batch to its longest row), texts sorted by token length, batches of 16,
+                pads each batch to its longest row), texts sorted by token length, batches of 16
+                (sentence-transformers' rule; pg_chunk instead chooses where each batch ends by
+                a cost model, NOTES.md §5: that is one of its levers, not given to the peers),
                 `threads` intra-op and 1 inter-op thread, mean pooling over the attention mask,
                 L2 normalisation. The model file and graph optimisation are those pg_chunk
                 registers in sql/models.sql (model.optimized.onnx, optimisation off).
