@@ -18,7 +18,8 @@
 #      bench/peers/ (ratios.svg, results.md, results/)
 # Environment: ROUNDS (default 3), MAX_BYTES (5000000), SENTENCES (5000), PEERS (comma-separated
 # ids of peers.py, default all), THREADS (ONNX Runtime intra-op threads for the peers and the raw
-# baseline, default 1 = pg_chunk.threads' default; give pg_chunk the same), PG=0 skips pg_chunk.
+# baseline, default 1 = pg_chunk.threads' default; give pg_chunk the same), PG=0 skips pg_chunk,
+# RESULTS (the folder the chart, results.md and results/ go to; default bench/peers).
 # With MiniLM the semantic peers are slow on two cores: budget about two hours a round for 5 MB
 # (smoke, 60 KB: LangChain 38 s, Chonkie 48 s with chunk embedding), plus pg_chunk's own time.
 set -euo pipefail
@@ -37,6 +38,7 @@ fi
 THREADS=${THREADS:-1}
 PEERS=${PEERS:-}
 PG=${PG:-1}
+RESULTS=${RESULTS:-$HERE}
 WORKLOAD=$WORK/workload
 OUT=$WORK/results-$(date -u +%Y%m%dT%H%M%SZ)
 
@@ -96,7 +98,8 @@ step "peers: results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(grep -c . "$WORKLOAD/m
 if [ "${SMOKE:-0}" = 1 ]; then
     python3 $HERE/report.py "$OUT" --chart "$OUT/ratios.svg"
 else
-    python3 $HERE/report.py "$OUT" --chart $HERE/ratios.svg --markdown $HERE/results.md
-    rm -rf $HERE/results && mkdir -p $HERE/results
-    cp "$OUT"/*.jsonl "$OUT/environment.json" "$OUT/summary.csv" "$WORKLOAD/manifest.tsv" $HERE/results/
+    mkdir -p "$RESULTS"
+    python3 $HERE/report.py "$OUT" --chart "$RESULTS/ratios.svg" --markdown "$RESULTS/results.md"
+    rm -rf "$RESULTS/results" && mkdir -p "$RESULTS/results"
+    cp "$OUT"/*.jsonl "$OUT/environment.json" "$OUT/summary.csv" "$WORKLOAD/manifest.tsv" "$RESULTS/results/"
 fi
