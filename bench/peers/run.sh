@@ -19,7 +19,9 @@
 # Environment: ROUNDS (default 3), MAX_BYTES (5000000), SENTENCES (5000), PEERS (comma-separated
 # ids of peers.py, default all), THREADS (ONNX Runtime intra-op threads for the peers and the raw
 # baseline, default 1 = pg_chunk.threads' default; give pg_chunk the same), PG=0 skips pg_chunk,
-# RESULTS (the folder the chart, results.md and results/ go to; default bench/peers).
+# RESULTS (the folder the chart, results.md and results/ go to; default bench/peers). Rounds can
+# be spread over several sittings: give each the same OUT (the rows accumulate there, and the
+# report covers them all) and FIRST_ROUND 1, 2, 3 with ROUNDS=1.
 # With MiniLM the semantic peers are slow on two cores: budget about two hours a round for 5 MB
 # (smoke, 60 KB: LangChain 38 s, Chonkie 48 s with chunk embedding), plus pg_chunk's own time.
 set -euo pipefail
@@ -40,7 +42,8 @@ PEERS=${PEERS:-}
 PG=${PG:-1}
 RESULTS=${RESULTS:-$HERE}
 WORKLOAD=$WORK/workload
-OUT=$WORK/results-$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${OUT:-$WORK/results-$(date -u +%Y%m%dT%H%M%SZ)}
+FIRST_ROUND=${FIRST_ROUND:-1}
 
 step "peers: Python environment $VENV"
 if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
@@ -88,9 +91,9 @@ run_pg_chunk() { # round
 }
 # ---------------------------------------------------------------------------------------------
 
-step "peers: $ROUNDS rounds into $OUT"
+step "peers: $ROUNDS rounds from round $FIRST_ROUND into $OUT"
 mkdir -p "$OUT"
-for ((round = 1; round <= ROUNDS; round++)); do
+for ((round = FIRST_ROUND; round < FIRST_ROUND + ROUNDS; round++)); do
     if ((round % 2)); then run_pg_chunk $round; run_peers $round; else run_peers $round; run_pg_chunk $round; fi
 done
 
