@@ -6,8 +6,10 @@
 //!   sentences (cut where the meaning changes, then the size guards), so they are the semantic
 //!   strategy's chunks at twice the usual size.
 //! - **Children** are made by the semantic strategy again, over each parent's own text
-//!   (`core_start..end`, without any overlap it repeats), capped at `target_size`, and shifted back
-//!   into document offsets. Children therefore lie inside their parent and, level by level, cover
+//!   (`core_start..end`, without any overlap it repeats), capped at `target_size`. Its units are
+//!   the document's sentences clipped to that span (a forced parent, a piece of one sentence, is
+//!   one unit): split on its own, a parent's text can show sentence ends the document does not
+//!   have, such as a line at the very end. Children therefore lie inside their parent and, level by level, cover
 //!   the document: each level is a complete chunking, which is how `check_chunks` checks them.
 //! - A parent that fits `target_size` has **exactly one child, equal to it**: the child level then
 //!   stays a complete chunking of the document, so a search over children alone finds every
@@ -32,23 +34,31 @@
 //! `target_size`, and being pieces of a parent they stay within `max_size` too.
 
 use super::adaptive::CachedEmbedder;
-use super::semantic::semantic_chunks;
+use super::semantic::semantic_chunks_of;
 use super::Chunk;
 use crate::config::{ChunkConfig, Strategy};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
+use crate::sentences::{split_sentences, Span};
 use crate::size::{Size, TokenCounter};
 use serde_json::{json, Value};
 
 pub fn hierarchical_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
     let mut embedder = CachedEmbedder::new(embedder);
-    let parents = semantic_chunks(doc, &parent_config(cfg), &mut embedder, tokens)?;
+    let sentences = split_sentences(doc);
+    let parents = semantic_chunks_of(doc, &sentences, &parent_config(cfg), &mut embedder, tokens)?;
     let child_cfg = child_config(cfg);
     let mut chunks = Vec::with_capacity(parents.len() * 3);
     for parent in parents {
         let parent_index = chunks.len();
-        let offset = parent.core_start;
-        let children = semantic_chunks(&doc[offset..parent.end], &child_cfg, &mut embedder, tokens)?;
+        let first = sentences.partition_point(|s| s.end <= parent.core_start);
+        let units: Vec<Span> = sentences[first..]
+            .iter()
+            .take_while(|s| s.start < parent.end)
+            .map(|s| Span { start: s.start.max(parent.core_start), end: s.end.min(parent.end) })
+            .filter(|s| s.start < s.end)
+            .collect();
+        let children = semantic_chunks_of(doc, &units, &child_cfg, &mut embedder, tokens)?;
         let parent_reason = parent.split_reason;
         chunks.push(parent.with("level", "parent"));
         let mut child_indexes = Vec::with_capacity(children.len());
@@ -60,10 +70,10 @@ pub fn hierarchical_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embe
                 (_, reason) => reason,
             };
             // The child's sentence index counts sentences of the parent, not of the document.
-            let mut shifted = Chunk::new(child.start + offset, child.end + offset, reason, None);
-            shifted.core_start = child.core_start + offset;
+            let mut child_chunk = Chunk::new(child.start, child.end, reason, None);
+            child_chunk.core_start = child.core_start;
             child_indexes.push(chunks.len());
-            chunks.push(shifted.with("level", "child").with("relationships", json!([format!("parent:{parent_index}")])));
+            chunks.push(child_chunk.with("level", "child").with("relationships", json!([format!("parent:{parent_index}")])));
         }
         chunks[parent_index].metadata.insert("children".to_string(), Value::from(child_indexes));
     }

@@ -62,17 +62,22 @@ fn is_inline(sizes: &UnitSizes<'_>, unit_count: usize, cfg: &ChunkConfig) -> boo
 }
 
 pub fn semantic_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
-    let units = split_sentences(doc);
+    semantic_chunks_of(doc, &split_sentences(doc), cfg, embedder, tokens)
+}
+
+/// The semantic strategy over given units of `doc` (in order, not overlapping): what
+/// `hierarchical` uses to cut a parent at the document's own sentence boundaries.
+pub fn semantic_chunks_of(doc: &str, units: &[Span], cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
     if units.is_empty() {
         return Ok(vec![]);
     }
-    let sizes = UnitSizes::new(doc, &units, tokens);
+    let sizes = UnitSizes::new(doc, units, tokens);
     if is_inline(&sizes, units.len(), cfg) {
         return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, "inline", Some(0))]);
     }
-    let vectors = embed_units(doc, &units, embedder)?;
+    let vectors = embed_units(doc, units, embedder)?;
     let analysis = analyse(&vectors, &sizes, cfg);
-    Ok(plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens))
+    Ok(plan_chunks(doc, units, &sizes, &analysis, cfg, tokens))
 }
 
 /// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
