@@ -4,7 +4,7 @@ use crate::lexical::LexicalEmbedder;
 use crate::size::EstimatedTokens;
 use crate::strategy::chunk_document;
 
-const SAMPLE: &str = include_str!("../../../../examples/sample.txt");
+use crate::strategy::test_support::{CountingEmbedder, SAMPLE};
 const HINDI_ENGLISH: &str = include_str!("../../../../tests/fixtures/hi_en_topics.txt");
 const CHINESE_ENGLISH: &str = include_str!("../../../../tests/fixtures/zh_en_topics.txt");
 
@@ -216,16 +216,6 @@ fn a_short_document_is_one_chunk_and_the_tie_goes_to_semantic() {
 fn empty_documents_give_nothing() {
     for doc in ["", " \n\t "] {
         assert!(adaptive(doc, &config(json!({}))).0.is_empty());
-    }
-}
-
-/// Counts the texts it is asked to embed.
-struct CountingEmbedder(usize);
-
-impl Embedder for CountingEmbedder {
-    fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
-        self.0 += texts.len();
-        LexicalEmbedder.embed(texts)
     }
 }
 

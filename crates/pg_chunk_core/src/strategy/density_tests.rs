@@ -1,5 +1,5 @@
 use super::*;
-use crate::strategy::test_support::{chunk_checked, reasons, texts, with_strategy};
+use crate::strategy::test_support::{chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, HI_EN, SAMPLE, ZH_EN};
 use serde_json::{json, Value};
 
 /// Chunks `doc` with the density strategy through `chunk_document` and checks the contract.
@@ -76,18 +76,10 @@ fn a_sentence_above_the_cap_is_force_split() {
     assert_eq!(reasons(&chunks), ["start", "forced", "forced", "forced", "forced", "size"], "{:#?}", texts(&doc, &chunks));
 }
 
-const SAMPLE: &str = include_str!("../../../../examples/sample.txt");
-const ZH_EN: &str = include_str!("../../../../tests/fixtures/zh_en_topics.txt");
-const HI_EN: &str = include_str!("../../../../tests/fixtures/hi_en_topics.txt");
-
 #[test]
 fn real_text_keeps_the_contract_at_every_size() {
-    for doc in [SAMPLE, ZH_EN, HI_EN] {
-        for max in [json!(300), json!(1000), json!(1500), json!("100 words"), json!("200 tokens"), json!(40)] {
-            for overlap in [json!(0), json!("1 sentences"), json!(20)] {
-                assert!(!chunk(doc, json!({"max_size": max, "overlap": overlap})).is_empty());
-            }
-        }
+    for (doc, cfg) in real_texts_and_sizes() {
+        assert!(!chunk(doc, cfg).is_empty());
     }
 }
 

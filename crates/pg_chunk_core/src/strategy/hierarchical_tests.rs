@@ -1,11 +1,10 @@
 use super::*;
-use crate::curve::Embeddings;
 use crate::invariants::check_chunks;
 use crate::lexical::LexicalEmbedder;
 use crate::size::{measure, EstimatedTokens};
 use crate::strategy::chunk_document;
 
-const SAMPLE: &str = include_str!("../../../../examples/sample.txt");
+use crate::strategy::test_support::{CountingEmbedder, SAMPLE};
 const HINDI_ENGLISH: &str = include_str!("../../../../tests/fixtures/hi_en_topics.txt");
 const CHINESE_ENGLISH: &str = include_str!("../../../../tests/fixtures/zh_en_topics.txt");
 
@@ -166,16 +165,6 @@ fn each_level_also_keeps_the_sentence_boundaries_of_the_semantic_strategy() {
     }
 }
 
-/// Counts the texts it is asked to embed.
-struct CountingEmbedder(usize);
-
-impl Embedder for CountingEmbedder {
-    fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
-        self.0 += texts.len();
-        LexicalEmbedder.embed(texts)
-    }
-}
-
 #[test]
 fn sentences_are_embedded_once_for_both_levels() {
     let cfg = config(json!({"max_size": 400}));
@@ -202,4 +191,14 @@ fn every_child_of_a_forced_parent_is_forced() {
         }
     }
     check_tree(doc, &cfg, &chunks);
+}
+
+#[test]
+fn children_are_cut_at_the_documents_sentences() {
+    // Split on its own, the parent "# Head\n…" ends a sentence after "Head"; the document does
+    // not, so no child may start at "…" (found by the strategies' proptest).
+    let doc = "The cat sat. 中文句子。# Head\n…\n\ne.g. this e.g. this ";
+    let cfg = serde_json::json!({"strategy": "hierarchical", "max_size": "3 words", "overlap": 0, "smoothing": 0, "inline_threshold": 0, "min_size": 0, "target_size": 1});
+    let (_, chunks) = crate::strategy::test_support::chunk_checked(doc, &cfg);
+    assert!(chunks.iter().all(|c| c.start != doc.find('…').unwrap() || c.split_reason == "forced"));
 }

@@ -143,7 +143,7 @@ fn degenerate_inputs_give_finite_numbers_or_an_error() {
     assert!(matches!(err, ChunkError::Embedding(_)), "{err:?}");
 }
 
-const SAMPLE: &str = include_str!("../../../../examples/sample.txt");
+use crate::strategy::test_support::SAMPLE;
 
 fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
     crate::strategy::test_support::chunk_checked(doc, &cfg).1

@@ -1,5 +1,5 @@
 use super::*;
-use crate::strategy::test_support::{chunk_checked, reasons, texts, with_strategy};
+use crate::strategy::test_support::{chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, SAMPLE};
 use crate::lexical::LexicalEmbedder;
 use crate::size::EstimatedTokens;
 use crate::strategy::chunk_document;
@@ -114,19 +114,10 @@ fn three_topics_are_cut_at_the_topic_changes() {
     assert_eq!(chunks.last().map(|c| c.start), Some(starts[2]));
 }
 
-const SAMPLE: &str = include_str!("../../../../examples/sample.txt");
-const ZH_EN: &str = include_str!("../../../../tests/fixtures/zh_en_topics.txt");
-const HI_EN: &str = include_str!("../../../../tests/fixtures/hi_en_topics.txt");
-
 #[test]
 fn real_text_keeps_the_contract_at_every_size() {
-    for doc in [SAMPLE, ZH_EN, HI_EN] {
-        for max in [json!(300), json!(1000), json!(1500), json!("100 words"), json!("200 tokens"), json!(40)] {
-            for overlap in [json!(0), json!("1 sentences"), json!(20)] {
-                let chunks = chunk(doc, json!({"max_size": max, "overlap": overlap}));
-                assert!(!chunks.is_empty());
-            }
-        }
+    for (doc, cfg) in real_texts_and_sizes() {
+        assert!(!chunk(doc, cfg).is_empty());
     }
 }
 
