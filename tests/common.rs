@@ -44,6 +44,15 @@ pub fn connect() -> Client {
     connect_to(TEST_DATABASE)
 }
 
+/// An error as a test reports it: severity, SQLSTATE, message and where it arose, or the
+/// client's own description when the server sent none.
+pub fn describe_error(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} {}: {}{}", db.severity(), db.code().code(), db.message(), db.where_().map_or(String::new(), |w| format!(" (where: {w})"))),
+        None => format!("{e}"),
+    }
+}
+
 /// The SQLSTATE of the error `query` raised, or "00000".
 pub fn sqlstate_of(client: &mut Client, query: &str) -> String {
     match client.batch_execute(query) {

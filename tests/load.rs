@@ -13,7 +13,7 @@
 //! 0.8.4; tests/pgvector.rs reproduces it), and an autovacuum in the middle of this test once
 //! failed it that way in CI. The VACUUM afterwards, with the writers gone, still runs.
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, proc_status_kb, prose_paragraphs};
+use pg_chunk_client_tests::{assert_store_exact, connect_database, describe_error, fresh_database, proc_status_kb, prose_paragraphs};
 use postgres::Client;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -113,13 +113,6 @@ impl Memory {
     /// What the backend holds itself: anonymous memory and mapped files (libraries, models).
     fn own(&self) -> u64 {
         self.rss - self.shared
-    }
-}
-
-fn describe(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} {}: {}{}", db.severity(), db.code().code(), db.message(), db.where_().map_or(String::new(), |w| format!(" (where: {w})"))),
-        None => format!("{e}"),
     }
 }
 
@@ -248,7 +241,7 @@ fn run_client(client: usize, pool: Arc<Vec<String>>, questions: Arc<Vec<String>>
             })
         };
         if let Err(e) = result {
-            report.errors.push(format!("client {client}, iteration {iterations}: {}", describe(&e)));
+            report.errors.push(format!("client {client}, iteration {iterations}: {}", describe_error(&e)));
         }
         report.errors.extend(broken.into_iter().map(|b| format!("client {client}, iteration {iterations}: {b}")));
     }
@@ -332,13 +325,13 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
     assert!(inserts >= CLIENTS && searches > 0 && updates > 0 && deletes > 0, "too little work to judge");
     // The HNSW indexes survive the VACUUM of all those deleted and replaced chunks, and
     // searches walk them afterwards.
-    client.batch_execute("VACUUM knowledge.chunks").unwrap_or_else(|e| panic!("the last VACUUM: {}", describe(&e)));
+    client.batch_execute("VACUUM knowledge.chunks").unwrap_or_else(|e| panic!("the last VACUUM: {}", describe_error(&e)));
     for question in questions.iter() {
         for config in ["default", "small"] {
             let options = format!(r#"{{"mode": "vector", "config": "{config}"}}"#);
             let rows = client
                 .query("SELECT document_id FROM knowledge.search($1, 20, $2::text::jsonb)", &[question, &options])
-                .unwrap_or_else(|e| panic!("vector search {options} for {question:?} after the load: {}", describe(&e)));
+                .unwrap_or_else(|e| panic!("vector search {options} for {question:?} after the load: {}", describe_error(&e)));
             assert!(!rows.is_empty(), "vector search {options} for {question:?} found nothing after the load");
         }
     }

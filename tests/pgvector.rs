@@ -12,8 +12,7 @@
 //! `cargo test -p pg_chunk_client_tests --test pgvector -- --ignored --nocapture`
 //! (PG_CHUNK_HNSW_RACE_SECONDS sets its length, 30 s by default).
 
-use pg_chunk_client_tests::{connect_database, empty_database};
-use postgres::Client;
+use pg_chunk_client_tests::{connect_database, describe_error, empty_database};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -27,13 +26,6 @@ const ROWS: i32 = 60;
 const MAX_ERRORS: usize = 10;
 
 const RANDOM_VECTOR: &str = "(SELECT array_agg(random())::vector(16) FROM generate_series(1, 16))";
-
-fn describe(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} {}", db.code().code(), db.message()),
-        None => format!("{e}"),
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -69,7 +61,7 @@ fn run_session(session: usize, deadline: Instant) -> ([usize; 3], Vec<String>) {
         turn += 1;
         match db.batch_execute(&statements[kind as usize]) {
             Ok(()) => runs[kind as usize] += 1,
-            Err(e) => errors.push(format!("{kind:?}: {}", describe(&e))),
+            Err(e) => errors.push(format!("{kind:?}: {}", describe_error(&e))),
         }
     }
     (runs, errors)
@@ -103,14 +95,10 @@ fn hnsw_searches_and_vacuums_stay_sound_while_the_table_is_written() {
     assert!(runs.iter().all(|&n| n > 0), "some kind of statement never ran: {runs:?}");
     assert!(errors.is_empty(), "{} errors while VACUUM raced writes, first {:?}", errors.len(), &errors[..errors.len().min(5)]);
     // A corrupted graph also shows afterwards: in the next VACUUM and in a search over all of it.
-    check(&mut client);
-}
-
-fn check(client: &mut Client) {
-    client.batch_execute("VACUUM items").unwrap_or_else(|e| panic!("VACUUM after the race: {}", describe(&e)));
+    client.batch_execute("VACUUM items").unwrap_or_else(|e| panic!("VACUUM after the race: {}", describe_error(&e)));
     client.batch_execute("SET hnsw.ef_search = 1000").unwrap();
     let rows = client
         .query(&format!("SELECT id FROM items ORDER BY embedding <=> {RANDOM_VECTOR} LIMIT 1000"), &[])
-        .unwrap_or_else(|e| panic!("search after the race: {}", describe(&e)));
+        .unwrap_or_else(|e| panic!("search after the race: {}", describe_error(&e)));
     assert!(!rows.is_empty(), "the index found nothing");
 }

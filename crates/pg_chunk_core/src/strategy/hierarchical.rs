@@ -9,8 +9,9 @@
 //!   (`core_start..end`, without any overlap it repeats), capped at `target_size`. Its units are
 //!   the document's sentences clipped to that span (a forced parent, a piece of one sentence, is
 //!   one unit): split on its own, a parent's text can show sentence ends the document does not
-//!   have, such as a line at the very end. Children therefore lie inside their parent and, level by level, cover
-//!   the document: each level is a complete chunking, which is how `check_chunks` checks them.
+//!   have, such as a line at the very end. Children therefore lie inside their parent and, level
+//!   by level, cover the document: each level is a complete chunking, which is how
+//!   `check_chunks` checks them.
 //! - A parent that fits `target_size` has **exactly one child, equal to it**: the child level then
 //!   stays a complete chunking of the document, so a search over children alone finds every
 //!   passage. (The children's inline threshold is unlimited, so such a parent is never cut.)
