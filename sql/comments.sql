@@ -41,3 +41,12 @@ COMMENT ON FUNCTION knowledge.retry_failed(text) IS
 
 COMMENT ON VIEW knowledge.queue_status IS
 'Asynchronous ingestion at a glance: pending, in progress, failed, done in the last minute, the oldest pending age, and the workers serving this database.';
+
+COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
+'The tsvector that knowledge.search''s text leg indexes a chunk (and reads a query) with: to_tsvector of the text, CJK runs written as overlapping bigrams first.';
+
+COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
+'Recomputes knowledge.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
+
+COMMENT ON TABLE knowledge.text_stats IS
+'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';

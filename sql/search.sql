@@ -1,15 +1,16 @@
 -- knowledge.search: hybrid search over the store's chunks, vector (the config's HNSW index) and
--- full text (GIN) fused by reciprocal rank. Runs as its caller, so row-level security applies.
-
--- OR of tsqueries: the query in each language documents are written in.
-CREATE AGGREGATE knowledge.tsquery_or_all (tsquery) (SFUNC = pg_catalog.tsquery_or, STYPE = tsquery);
+-- text (BM25 over the GIN-indexed tsvectors) fused by reciprocal rank. Runs as its caller, so
+-- row-level security applies; the caller needs SELECT on knowledge.chunks and
+-- knowledge.text_stats (the text leg's statistics).
 --
 -- options: mode ("hybrid" | "vector" | "text"), config (default "default"), min_score (the
 -- least cosine similarity to the query a result needs; if none has it, the best k come back
 -- anyway with below_min_score), document_ids (array of ids), metadata (documents whose
--- metadata @> it), language (regconfig for the query; default: each language in use).
--- Candidates: 4·k from the model's HNSW index by cosine distance, 4·k from full text by
--- ts_rank_cd; fused by reciprocal rank, score = Σ 1 / (60 + rank).
+-- metadata @> it), language (regconfig for the query; default: each language in use), k1 and b
+-- (BM25's constants, default 1.2 and 0.75).
+-- Candidates: 4·k from the model's HNSW index by cosine distance, 4·k by BM25 with OR
+-- semantics over the query's lexemes (crates/pg_chunk_core/src/bm25.rs); fused by reciprocal
+-- rank, score = Σ 1 / (60 + rank).
 CREATE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
 RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
                vector_rank int, text_rank int, similarity float8, below_min_score boolean)
@@ -27,7 +28,14 @@ DECLARE
     doc_ids bigint[];
     doc_metadata jsonb := options -> 'metadata';
     query_vector text;
-    tsq tsquery;
+    -- The text leg's query (knowledge.text_query).
+    lexemes text[];
+    df float8[];
+    text_candidates tsquery;
+    chunks float8;
+    average_length float8;
+    k1 float8 := 1.2;
+    b float8 := 0.75;
     candidates int;
     unknown text;
     language regconfig;
@@ -36,10 +44,10 @@ BEGIN
         RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
-    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language') LIMIT 1;
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b') LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Options are mode, config, min_score, document_ids, metadata and language.';
+            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1 and b.';
     END IF;
     IF mode NOT IN ('hybrid', 'vector', 'text') THEN
         RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
@@ -60,6 +68,21 @@ BEGIN
         RAISE EXCEPTION 'search option min_score must be a finite number, not %', min_score
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
+    IF options ? 'k1' THEN
+        k1 := CASE WHEN jsonb_typeof(options -> 'k1') = 'number' THEN (options ->> 'k1')::float8 END;
+        IF k1 IS NULL OR k1 < 0 OR k1 > 10 THEN
+            RAISE EXCEPTION 'search option k1 must be a number from 0 to 10, not %', options -> 'k1'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+    IF options ? 'b' THEN
+        b := CASE WHEN jsonb_typeof(options -> 'b') = 'number' THEN (options ->> 'b')::float8 END;
+        IF b IS NULL OR b < 0 OR b > 1 THEN
+            RAISE EXCEPTION 'search option b must be a number from 0 to 1, not %', options -> 'b'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
     IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
         RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -71,8 +94,7 @@ BEGIN
     IF query IS NULL OR btrim(query) = '' THEN
         RETURN;
     END IF;
-    -- A query is a question, not a document; PostgreSQL's tsquery parser recurses once per word
-    -- and runs out of stack near 20,000 of them.
+    -- A query is a question, not a document.
     IF length(query) > 10000 THEN
         RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
             USING ERRCODE = 'program_limit_exceeded';
@@ -98,11 +120,9 @@ BEGIN
             RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
                 USING ERRCODE = 'undefined_object';
         END IF;
-        tsq := websearch_to_tsquery(language, query);
-    ELSE
-        -- NULL when no document has a language yet: then no chunk matches.
-        SELECT knowledge.tsquery_or_all(q) INTO tsq FROM (
-            SELECT websearch_to_tsquery(l.language, query) AS q FROM knowledge.languages AS l) AS per_language;
+    END IF;
+    IF mode <> 'vector' THEN
+        SELECT * INTO lexemes, df, text_candidates, chunks, average_length FROM knowledge.text_query(config.name, query, language);
     END IF;
 
     -- The config, model and dimension are spliced as literals so the planner matches the
@@ -117,12 +137,13 @@ BEGIN
                     AND ($4::jsonb IS NULL OR d.metadata @> $4)
                   ORDER BY %1$s <=> $1 LIMIT $5) AS c
         ), text_hits AS (
-            SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, $7) DESC, c.id) AS rank
-            FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
-            WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $7
-              AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
-              AND ($4::jsonb IS NULL OR d.metadata @> $4)
-            ORDER BY ts_rank_cd(c.tsv, $7) DESC, c.id LIMIT $5
+            SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
+            FROM (SELECT c.id, knowledge.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
+                  FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+                  WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
+                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                  ORDER BY score DESC, c.id LIMIT $5) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
                    coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
@@ -141,6 +162,7 @@ BEGIN
               SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT $9
         $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name)
-    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, tsq, min_score, k;
+    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
+          df, chunks, k1, b, average_length, text_candidates;
 END
 $$;

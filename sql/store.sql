@@ -287,7 +287,7 @@ BEGIN
     INSERT INTO knowledge.chunks (document_id, chunk_config, chunk_index, content, char_offset, char_length,
                                   token_count, metadata, model, embedding, tsv, run_id)
     SELECT e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-           e.token_count, e.metadata, e.model, e.embedding, to_tsvector(d.language, e.content), run
+           e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run
     FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
           FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
          CROSS JOIN LATERAL knowledge.embed_chunks_batch(docs.ids, docs.contents, config.effective_cfg, config.model) AS e

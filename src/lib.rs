@@ -13,6 +13,7 @@ mod errors;
 mod gucs;
 mod models;
 mod store;
+mod text_search;
 mod vector;
 mod worker;
 
@@ -24,12 +25,14 @@ extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
 extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks_batch, model_file_sha256, check_chunk_config, embed]);
 // Mirroring users' tables into the store.
 extension_sql_file!("../sql/attach.sql", name = "attach", requires = ["store"]);
+// The text leg of search: tsvectors with CJK bigrams, BM25's statistics kept by triggers.
+extension_sql_file!("../sql/text_search.sql", name = "text_search", requires = ["store", cjk_bigrams_of, bm25]);
 // Hybrid search over the store.
-extension_sql_file!("../sql/search.sql", name = "search", requires = ["store"]);
+extension_sql_file!("../sql/search.sql", name = "search", requires = ["text_search"]);
 // Asynchronous ingestion: the queue the background workers (worker.rs) drain.
 extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
 // Pins the search_path of every SQL function above.
-extension_sql_file!("../sql/search_path.sql", name = "search_path", requires = ["store", "attach", "search", "queue"]);
+extension_sql_file!("../sql/search_path.sql", name = "search_path", requires = ["store", "attach", "text_search", "search", "queue"]);
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
@@ -53,6 +56,8 @@ mod pg_queue_tests;
 mod pg_store_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;
+#[cfg(any(test, feature = "pg_test"))]
+mod pg_text_search_tests;
 
 /// Required by `cargo pgrx test`.
 #[cfg(test)]

@@ -94,11 +94,15 @@ pub fn connection_string(database: &str) -> String {
     params(database)
 }
 
+/// Differences between knowledge.text_stats and a count made afresh from the chunks.
+pub const TEXT_STATS_MISMATCHES: &str = include_str!("fixtures/text_stats_mismatches.sql");
+
 /// Rows where knowledge.chunks differs from what the store promises, as descriptions (empty
 /// when it holds): for every document and each config it is chunked with, exactly the rows of
 /// knowledge.chunk(content, effective_cfg), each embedded as knowledge.embed gives its content
 /// (cosine distance under 1e-4; a transformer batches them), with the tsvector of its content
-/// in the document's language and the model of its config.
+/// in the document's language (knowledge.text_vector) and the model of its config; and BM25's
+/// statistics (knowledge.text_stats) exactly those of the chunks.
 pub fn store_mismatches(client: &mut Client) -> Vec<String> {
     let query = "
         WITH expected AS (
@@ -122,8 +126,10 @@ pub fn store_mismatches(client: &mut Client) -> Vec<String> {
         JOIN knowledge.documents AS d ON d.id = c.document_id
         JOIN knowledge.chunk_configs AS cc ON cc.name = c.chunk_config
         JOIN knowledge.embedding_runs AS r ON r.id = c.run_id
-        WHERE c.tsv IS DISTINCT FROM to_tsvector(d.language, c.content) OR c.model <> cc.model OR r.model <> c.model";
-    client.query(query, &[]).unwrap().iter().map(|row| row.get(0)).collect()
+        WHERE c.tsv IS DISTINCT FROM knowledge.text_vector(d.language, c.content) OR c.model <> cc.model OR r.model <> c.model";
+    let mut mismatches: Vec<String> = client.query(query, &[]).unwrap().iter().map(|row| row.get(0)).collect();
+    mismatches.extend(client.query(TEXT_STATS_MISMATCHES, &[]).unwrap().iter().map(|row| row.get::<_, String>(0)));
+    mismatches
 }
 
 /// A short document of `i`'s own mix of two topics, so documents differ and chunk apart.

@@ -1,0 +1,73 @@
+//! CJK text made readable to PostgreSQL's full-text parser.
+//!
+//! Chinese and Japanese put no spaces between words, so the parser takes a whole run of
+//! ideographs (often a sentence) as one word, and a query matches nothing but that exact
+//! sentence. Writing each run as its overlapping two-character words (bigrams, as Lucene's
+//! CJKAnalyzer and pg_bigm do) lets a query's words match wherever they occur: "数据库管理"
+//! becomes "数据 据库 库管 管理". Both the chunks' tsvectors and the queries go through it.
+//! Devanagari needs nothing: the parser already splits Hindi at spaces into whole words.
+
+use crate::size::is_ideograph;
+use std::borrow::Cow;
+
+/// `text` with every run of CJK characters (ideographs, kana, Hangul syllables) written as its
+/// overlapping bigrams separated by spaces, a run of one character kept as it is; borrowed when
+/// there is no such run.
+pub fn cjk_bigrams(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_ideograph) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() * 3);
+    let mut run: Vec<char> = Vec::new();
+    for c in text.chars() {
+        if is_ideograph(c) {
+            run.push(c);
+            continue;
+        }
+        write_run(&mut out, &run);
+        run.clear();
+        out.push(c);
+    }
+    write_run(&mut out, &run);
+    Cow::Owned(out)
+}
+
+fn write_run(out: &mut String, run: &[char]) {
+    if run.is_empty() {
+        return;
+    }
+    out.push(' ');
+    if run.len() == 1 {
+        out.push(run[0]);
+    } else {
+        for (i, pair) in run.windows(2).enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push(pair[0]);
+            out.push(pair[1]);
+        }
+    }
+    out.push(' ');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_become_overlapping_bigrams() {
+        assert_eq!(cjk_bigrams("数据库管理"), " 数据 据库 库管 管理 ");
+        assert_eq!(cjk_bigrams("PostgreSQL是数据库。"), "PostgreSQL 是数 数据 据库 。");
+        assert_eq!(cjk_bigrams("日本語のテキスト"), " 日本 本語 語の のテ テキ キス スト ");
+        assert_eq!(cjk_bigrams("한국어 문장"), " 한국 국어   문장 ");
+        assert_eq!(cjk_bigrams("一"), " 一 ");
+    }
+
+    #[test]
+    fn other_text_is_borrowed_unchanged() {
+        for text in ["", "plain English.", "हिन्दी भाषा में डेटाबेस", "Ünïcödé"] {
+            assert!(matches!(cjk_bigrams(text), Cow::Borrowed(t) if t == text));
+        }
+    }
+}

@@ -1,0 +1,1 @@
+-- pg_chunk 0.2.0 → 0.3.0 (ALTER EXTENSION pg_chunk UPDATE). Placeholder while 0.3.0 is built.
