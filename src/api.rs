@@ -4,7 +4,7 @@
 //! names, and a model can be re-registered; PARALLEL SAFE because each call only reads its
 //! arguments. STRICT: a NULL document or cfg gives no rows.
 
-use crate::chunking::{notice_truncation, with_chunking_model};
+use crate::chunking::{notice_truncation, notice_wide_chunks, with_chunking_model};
 use crate::embedding::embed_optional;
 use crate::errors::Error;
 use crate::gucs;
@@ -42,7 +42,7 @@ fn chunk(
     >,
     ErrorReport,
 > {
-    let rows = cfg.parse().map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
+    let rows = cfg.parse().map_err(Error::from).and_then(|cfg| chunk_rows_with_notice(doc, &cfg));
     rows.map(TableIterator::new).map_err(|e| e.report("chunk"))
 }
 
@@ -65,7 +65,7 @@ fn semantic_chunk(
     >,
     ErrorReport,
 > {
-    let rows = semantic_config(&cfg).map_err(Error::from).and_then(|cfg| chunk_rows(doc, &cfg));
+    let rows = semantic_config(&cfg).map_err(Error::from).and_then(|cfg| chunk_rows_with_notice(doc, &cfg));
     rows.map(TableIterator::new).map_err(|e| e.report("semantic_chunk"))
 }
 
@@ -164,6 +164,13 @@ pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> 
         let char_offset = sql_int(cursor.char_offset(c.start));
         rows.push((sql_int(i), text.to_string(), char_offset, sql_int(text.chars().count()), sql_int(c.token_count), JsonB(metadata)));
     }
+    Ok(rows)
+}
+
+/// `chunk_rows`, with a NOTICE when chunks are longer than the model reads.
+fn chunk_rows_with_notice(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> {
+    let rows = chunk_rows(doc, cfg)?;
+    notice_wide_chunks(cfg, rows.iter().map(|row| row.4 as usize));
     Ok(rows)
 }
 

@@ -5,7 +5,7 @@ use crate::embedding::ModelAdapter;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::{with_model, LEXICAL};
-use pg_chunk_core::config::Fallback;
+use pg_chunk_core::config::{Fallback, Strategy};
 use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::lexical::LexicalEmbedder;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
@@ -13,16 +13,19 @@ use pg_chunk_core::{ChunkConfig, ChunkError};
 use pgrx::prelude::*;
 use serde_json::json;
 
-/// Calls `f` with the configuration to use and the embedder and token counter for it.
+/// Calls `f` with the configuration to use and the embedder and token counter for it. With a
+/// model, a cfg that sets no max_size gets chunks the model reads whole
+/// ([`model_window`], `ChunkConfig::for_model_window`).
 pub fn with_chunking_model<R>(cfg: &ChunkConfig, f: impl Fn(&ChunkConfig, &mut dyn Embedder, &dyn TokenCounter) -> Result<R, ChunkError>) -> Result<R, Error> {
     let name = cfg.model.clone().unwrap_or_else(gucs::default_model);
     if name == LEXICAL {
         return Ok(f(cfg, &mut LexicalEmbedder, &EstimatedTokens)?);
     }
     let outcome = with_model(&name, |model| {
+        let fitted = cfg.for_model_window(model_window(cfg, model.passage_window()));
         let adapter = ModelAdapter::new(&name, model);
         let mut embedder = &adapter;
-        let result = f(cfg, &mut embedder, &adapter);
+        let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &adapter));
         (result, adapter.truncated())
     });
     match outcome {
@@ -36,6 +39,41 @@ pub fn with_chunking_model<R>(cfg: &ChunkConfig, f: impl Fn(&ChunkConfig, &mut d
             Ok(f(&fallback_cfg, &mut LexicalEmbedder, &EstimatedTokens)?)
         }
         Err(err) => Err(err),
+    }
+}
+
+/// The tokens of a chunk's own text a model with `passage_window` reads whole: all of it, less
+/// an eighth for the context a cfg may embed before the chunk (a Markdown heading path, a code
+/// signature).
+pub fn model_window(cfg: &ChunkConfig, passage_window: usize) -> usize {
+    let has_context = cfg.heading_context || cfg.strategy == Strategy::Code;
+    if has_context {
+        passage_window - passage_window / 8
+    } else {
+        passage_window
+    }
+}
+
+/// Reports, once per call, chunks longer than the cfg's model reads, which an explicit
+/// max_size wider than the model allows (an unset one never does).
+pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = usize>) {
+    let (Some(max), Some(name)) = (cfg.explicit_sizes.max, cfg.model.clone().or_else(|| Some(gucs::default_model()))) else { return };
+    if name == LEXICAL {
+        return;
+    }
+    let Ok(window) = with_model(&name, |model| model_window(cfg, model.passage_window())) else { return };
+    let (mut wide, mut all) = (0, 0);
+    for tokens in token_counts {
+        all += 1;
+        wide += usize::from(tokens > window);
+    }
+    if wide > 0 {
+        ereport!(
+            NOTICE,
+            PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+            format!("max_size {max} is wider than model \"{name}\" reads: {wide} of {all} chunks are longer than its {window} tokens, and only their first {window} tokens are embedded"),
+            format!("Leave max_size unset to size chunks by the model, or set it to at most \"{window} tokens\".")
+        );
     }
 }
 

@@ -2,6 +2,7 @@
 //! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs.
 
 use crate::api::chunk_rows;
+use crate::chunking::notice_wide_chunks;
 use crate::embedding::embed_optional;
 use crate::errors::Error;
 use crate::gucs;
@@ -66,6 +67,7 @@ fn chunks_of_documents(docs: &[(i64, &str)], cfg: &Cfg, model: Option<&str>) -> 
     for &(id, doc) in docs {
         chunks.extend(chunk_rows(doc, &cfg)?.into_iter().map(|row| (id, row)));
     }
+    notice_wide_chunks(&cfg, chunks.iter().map(|(_, row)| row.4 as usize));
     // A chunk's context (a split function's signature, a section's heading path) goes before
     // it in the text that is embedded; its content stays exact.
     let texts: Vec<Cow<'_, str>> = chunks.iter().map(|(_, c)| embedding_text(&c.1, &c.5)).collect();

@@ -92,6 +92,9 @@ pub struct ChunkConfig {
     pub target_size: Size,
     /// Hard cap: no chunk is ever larger.
     pub max_size: Size,
+    /// The sizes the cfg set itself; the others follow the strategy's defaults, or the model's
+    /// window ([`ChunkConfig::for_model_window`]).
+    pub explicit_sizes: ExplicitSizes,
     pub overlap: Overlap,
     /// Embedding model for the semantic strategy; `None` = the default model.
     pub model: Option<String>,
@@ -107,6 +110,14 @@ pub struct ChunkConfig {
     pub metadata: bool,
     /// Post-filters: drop short, separator-only, heading-only and box-drawing chunks.
     pub filters: bool,
+}
+
+/// `min_size`, `target_size` and `max_size` as the cfg gave them (`None`: not set).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExplicitSizes {
+    pub min: Option<Size>,
+    pub target: Option<Size>,
+    pub max: Option<Size>,
 }
 
 pub const DEFAULT_MAX_DOCUMENT_SIZE: usize = 10 * 1024 * 1024;
@@ -189,30 +200,9 @@ impl ChunkConfig {
         let metadata = get("metadata").map(|v| boolean("metadata", v)).transpose()?.unwrap_or(false);
         let filters = get("filters").map(|v| boolean("filters", v)).transpose()?.unwrap_or(false);
 
-        // Defaults per strategy: semantic 200/1000/2000 chars; the seed's fixed fallback
-        // (350 chars, overlap 50) and recursive splitter (max 1500, min 500, overlap 100);
-        // seed 004's 100/500/1500 for its keyword, entropy and adaptive strategies; code and
-        // Markdown 2000 (whole functions and sections); hierarchical children of 500 (target),
-        // parents of 2 × target_size = 1000 (max). Unset sizes follow the unit and scale of an explicit max_size.
-        let (default_max, min_ratio, target_ratio, default_overlap) = match strategy {
-            Strategy::Semantic => (2000, 10, 2, Overlap::None),
-            Strategy::Fixed => (350, usize::MAX, 1, Overlap::Chars(50)),
-            Strategy::Recursive => (1500, 3, 1, Overlap::Chars(100)),
-            Strategy::Code | Strategy::Markdown => (2000, 10, 2, Overlap::None),
-            Strategy::TopicCoherence | Strategy::InformationDensity | Strategy::Adaptive => (1500, 15, 3, Overlap::None),
-            Strategy::Hierarchical => (1000, 10, 2, Overlap::None),
-        };
-        let max_size = explicit_max.unwrap_or(Size::chars(default_max));
-        let scaled = |ratio: usize| Size { value: max_size.value.checked_div(ratio).unwrap_or(0), unit: max_size.unit };
-        let min_size = explicit_min.unwrap_or(scaled(min_ratio));
-        let mut target_size = explicit_target.unwrap_or(scaled(target_ratio));
-        if explicit_target.is_none() && target_size.unit == min_size.unit && target_size.value < min_size.value {
-            target_size.value = min_size.value;
-        }
-        check_order("min_size", min_size, "max_size", max_size)?;
-        check_order("target_size", target_size, "max_size", max_size)?;
-        check_order("min_size", min_size, "target_size", target_size)?;
-        let overlap = overlap.unwrap_or(default_overlap);
+        let explicit_sizes = ExplicitSizes { min: explicit_min, target: explicit_target, max: explicit_max };
+        let (min_size, target_size, max_size) = derive_sizes(strategy, explicit_sizes, default_max_size(strategy))?;
+        let overlap = overlap.unwrap_or(default_overlap(strategy));
         match (strategy, overlap) {
             (Strategy::Fixed | Strategy::Recursive | Strategy::Code | Strategy::Markdown, Overlap::Sentences(_)) => {
                 return Err(ChunkError::config("overlap", get("overlap").unwrap_or(&Value::Null), "sentence overlap applies to the semantic strategy only; use chars"));
@@ -229,6 +219,7 @@ impl ChunkConfig {
             min_size,
             target_size,
             max_size,
+            explicit_sizes,
             overlap,
             model,
             fallback,
@@ -240,6 +231,73 @@ impl ChunkConfig {
             filters,
         })
     }
+}
+
+impl ChunkConfig {
+    /// The configuration for chunks that a model reads `window` tokens of (its max_tokens less
+    /// its special tokens, prefix and any context): when the cfg sets no max_size, every
+    /// strategy but fixed (whose 350 characters are its point, and well inside any window) caps
+    /// chunks at `window` tokens, and unset min and target sizes follow by the strategy's
+    /// ratios. A min or target size the cfg set above the window is an error that says so.
+    pub fn for_model_window(&self, window: usize) -> Result<ChunkConfig, ChunkError> {
+        if self.explicit_sizes.max.is_some() || self.strategy == Strategy::Fixed {
+            return Ok(self.clone());
+        }
+        let (min_size, target_size, max_size) = derive_sizes(self.strategy, self.explicit_sizes, Size::tokens(window.max(1)))
+            .map_err(|e| match e {
+                ChunkError::InvalidConfig { key, value, reason } => {
+                    ChunkError::InvalidConfig { key, value, reason: format!("{reason}: max_size is unset, so it is the model's window") }
+                }
+                other => other,
+            })?;
+        Ok(ChunkConfig { min_size, target_size, max_size, ..self.clone() })
+    }
+}
+
+/// The cap a strategy uses when the cfg sets none and no model window applies: semantic 2000
+/// characters; the seed's fixed fallback (350) and recursive splitter (1500); seed 004's 1500
+/// for its keyword, entropy and adaptive strategies; code and Markdown 2000 (whole functions and
+/// sections); hierarchical parents of 2 × target_size = 1000.
+fn default_max_size(strategy: Strategy) -> Size {
+    Size::chars(match strategy {
+        Strategy::Semantic | Strategy::Code | Strategy::Markdown => 2000,
+        Strategy::Fixed => 350,
+        Strategy::Recursive | Strategy::TopicCoherence | Strategy::InformationDensity | Strategy::Adaptive => 1500,
+        Strategy::Hierarchical => 1000,
+    })
+}
+
+fn default_overlap(strategy: Strategy) -> Overlap {
+    match strategy {
+        Strategy::Fixed => Overlap::Chars(50),
+        Strategy::Recursive => Overlap::Chars(100),
+        _ => Overlap::None,
+    }
+}
+
+/// (min, target, max): the explicit sizes, the others derived from max_size (explicit, else
+/// `default_max`) by the strategy's ratios in its unit: semantic, code and Markdown min 1/10 and
+/// target 1/2 (200/1000/2000 characters by default); recursive min 1/3 and target = max; seed
+/// 004's strategies 1/15 and 1/3 (100/500/1500); hierarchical children (target) of 1/2;
+/// fixed has no min. A target below an unset-derived min is raised to it.
+fn derive_sizes(strategy: Strategy, explicit: ExplicitSizes, default_max: Size) -> Result<(Size, Size, Size), ChunkError> {
+    let (min_ratio, target_ratio) = match strategy {
+        Strategy::Semantic | Strategy::Code | Strategy::Markdown | Strategy::Hierarchical => (10, 2),
+        Strategy::Fixed => (usize::MAX, 1),
+        Strategy::Recursive => (3, 1),
+        Strategy::TopicCoherence | Strategy::InformationDensity | Strategy::Adaptive => (15, 3),
+    };
+    let max_size = explicit.max.unwrap_or(default_max);
+    let scaled = |ratio: usize| Size { value: max_size.value.checked_div(ratio).unwrap_or(0), unit: max_size.unit };
+    let min_size = explicit.min.unwrap_or(scaled(min_ratio));
+    let mut target_size = explicit.target.unwrap_or(scaled(target_ratio));
+    if explicit.target.is_none() && target_size.unit == min_size.unit && target_size.value < min_size.value {
+        target_size.value = min_size.value;
+    }
+    check_order("min_size", min_size, "max_size", max_size)?;
+    check_order("target_size", target_size, "max_size", max_size)?;
+    check_order("min_size", min_size, "target_size", target_size)?;
+    Ok((min_size, target_size, max_size))
 }
 
 /// `smaller` must not exceed `larger` when both are in the same unit.

@@ -148,3 +148,27 @@ fn the_message_quotes_key_and_value() {
     let err = parse(json!({"max_size": -5})).unwrap_err().to_string();
     assert!(err.contains("max_size") && err.contains("-5"), "{err}");
 }
+
+#[test]
+fn an_unset_max_size_becomes_the_model_window() {
+    let tokens = |value| Size { value, unit: SizeUnit::Tokens };
+    let semantic = parse(json!({})).unwrap().for_model_window(254).unwrap();
+    assert_eq!((semantic.min_size, semantic.target_size, semantic.max_size), (tokens(25), tokens(127), tokens(254)));
+    let recursive = parse(json!({"strategy": "recursive"})).unwrap().for_model_window(254).unwrap();
+    assert_eq!((recursive.min_size, recursive.target_size, recursive.max_size), (tokens(84), tokens(254), tokens(254)));
+    // Explicit sizes stay as they are, and fixed keeps its 350 characters.
+    let explicit = parse(json!({"max_size": 2000})).unwrap();
+    assert_eq!(explicit.for_model_window(254).unwrap(), explicit);
+    let fixed = parse(json!({"strategy": "fixed"})).unwrap();
+    assert_eq!(fixed.for_model_window(254).unwrap(), fixed);
+    // An explicit min or target in another unit is kept; in tokens, it must fit the window.
+    let words = parse(json!({"min_size": "20 words"})).unwrap().for_model_window(254).unwrap();
+    assert_eq!((words.min_size, words.max_size), (Size { value: 20, unit: SizeUnit::Words }, tokens(254)));
+    match parse(json!({"target_size": "300 tokens"})).unwrap().for_model_window(254) {
+        Err(ChunkError::InvalidConfig { key, reason, .. }) => {
+            assert_eq!(key, "target_size");
+            assert!(reason.contains("model's window"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -33,6 +33,10 @@ impl Size {
     pub const fn chars(value: usize) -> Size {
         Size { value, unit: SizeUnit::Chars }
     }
+
+    pub const fn tokens(value: usize) -> Size {
+        Size { value, unit: SizeUnit::Tokens }
+    }
 }
 
 impl std::fmt::Display for Size {

@@ -137,6 +137,11 @@ pub trait SentenceModel {
 
     /// Tokens as the model's tokenizer counts them, without special tokens, prefix or truncation.
     fn count_tokens(&self, text: &str) -> usize;
+
+    /// How many of a passage's own tokens (as `count_tokens` counts them) the model reads:
+    /// `max_tokens` less what it adds around every passage (special tokens, the passage prefix).
+    /// Chunks within it are embedded whole.
+    fn passage_window(&self) -> usize;
 }
 
 /// Loads a model. Static models never touch ONNX Runtime; the first transformer loaded in a

@@ -141,6 +141,11 @@ impl SentenceModel for StaticModel {
     fn count_tokens(&self, text: &str) -> usize {
         self.tokenizer.count(text)
     }
+
+    fn passage_window(&self) -> usize {
+        // No special tokens; the prefix's tokens come first.
+        self.spec.max_tokens.saturating_sub(self.count_tokens(self.spec.prefix(Role::Passage)))
+    }
 }
 
 /// The tokenizer's unknown token, as model2vec reads it (`tokenizer.model.unk_token`); Unigram

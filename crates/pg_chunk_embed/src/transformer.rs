@@ -241,6 +241,18 @@ impl SentenceModel for TransformerModel {
     fn count_tokens(&self, text: &str) -> usize {
         self.counting_tokenizer.count(text)
     }
+
+    fn passage_window(&self) -> usize {
+        // What the model adds around a one-token passage: [CLS] and [SEP], and the prefix (whose
+        // trailing space joins the passage's first token, as it does in every real input).
+        let probe = "a";
+        let added = self
+            .input_tokenizer
+            .encode_fast(with_prefix(self.spec.prefix(Role::Passage), probe).as_ref(), true)
+            .map_or(self.spec.max_tokens, |encoding| encoding.len())
+            .saturating_sub(self.count_tokens(probe));
+        self.spec.max_tokens.saturating_sub(added)
+    }
 }
 
 /// Checks the graph's inputs are ones we feed, as int64; returns whether it takes token_type_ids.

@@ -376,3 +376,21 @@ fn static_models_never_touch_onnx_runtime() {
         load_model(&potion_spec(), &nowhere).expect("static model loads without a runtime");
     assert_eq!(embed(model.as_mut(), &[SIMILAR_A], 1).dimension, 256);
 }
+
+#[test]
+fn a_passage_of_the_window_is_read_whole_and_one_token_more_is_cut() {
+    // MiniLM adds [CLS] and [SEP]; e5 also its "passage: " prefix; potion nothing.
+    // "passage: " is two tokens before the passage's own ("▁passage", ":").
+    let cases = [(minilm_spec(), 254), (support::e5_spec(), 512 - 2 - 2), (potion_spec(), 512)];
+    for (spec, expected) in cases {
+        let mut model = load(&spec);
+        let window = model.passage_window();
+        assert_eq!(window, expected, "{}", spec.name);
+        // "word" is one token in all three vocabularies.
+        let fits = vec!["word"; window].join(" ");
+        let over = vec!["word"; window + 1].join(" ");
+        assert_eq!(model.count_tokens(&fits), window, "{}", spec.name);
+        assert_eq!(embed(model.as_mut(), &[&fits], 1).truncated, 0, "{}", spec.name);
+        assert_eq!(embed(model.as_mut(), &[&over], 1).truncated, 1, "{}", spec.name);
+    }
+}
