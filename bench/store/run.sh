@@ -8,7 +8,7 @@
 # Needs what scripts/install.sh sets up; run as root. Creates (and drops first) the database
 # pg_chunk_bench_store. Documents: PostgreSQL's SQL reference pages (man section 7) as
 # bench/embeddings/man_text.py writes them, one page a document (about 800 KB in all).
-# RUNS (default 3) rounds alternate the two ingestion workloads; MINILM_PAGES (default 40)
+# RUNS (default 3; 0 skips ingestion) rounds alternate the two ingestion workloads; MINILM_PAGES (default 40)
 # pages for all-MiniLM-L6-v2, every page for potion-base-8m.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -79,20 +79,22 @@ SQL
 say "$(sql -c "SELECT count(*) || ' chunks in ' || count(DISTINCT document_id) || ' documents' FROM knowledge.chunks WHERE chunk_config = 'bench100k'")"
 
 step "store benchmark: search latency"
-search_bench=$(sql -v config=bench100k -f $HERE/search.sql)
+search_bench=$(sql -v config=bench100k -v embedding=included -f $HERE/search.sql)
+search_bench_alone=$(sql -v config=bench100k -v embedding=excluded -f $HERE/search.sql)
 # The same queries against the MiniLM chunks of the last ingestion rounds' documents, for the
 # cost of a transformer's query embedding.
 sql -c "SET client_min_messages = warning" -c "INSERT INTO knowledge.documents (content) SELECT body FROM bench_pages ORDER BY page LIMIT $MINILM_PAGES"
 minilm_chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'default'")
-search_minilm=$(sql -v config=default -f $HERE/search.sql)
+search_minilm=$(sql -v config=default -v embedding=included -f $HERE/search.sql)
 
 step "store benchmark: results"
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($cpu), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version')")"
 echo
-echo "| model | documents | MB | alone (s, median) | through trigger (s, median) | trigger / alone (per round: median, range) | without the HNSW index / alone (median) | documents/s through trigger |"
-echo "|---|---|---|---|---|---|---|---|"
-awk -F'\t' '
+if [ -s "$results" ]; then
+    echo "| model | documents | MB | alone (s, median) | through trigger (s, median) | trigger / alone (per round: median, range) | without the HNSW index / alone (median) | documents/s through trigger |"
+    echo "|---|---|---|---|---|---|---|---|"
+    awk -F'\t' '
     { v[$1, $2, $3, $4] = $5; models[$2] = 1; rounds[$1] = 1 }
     function median(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
                                        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
@@ -108,9 +110,12 @@ awk -F'\t' '
                 median(alone, n), t, median(ratio, n), lo, hi, n, without, docs / t
         }
     }' "$results"
-echo
-echo "| search (k = 10) | chunks | p50 ms | p95 ms | queries | mean results |"
-echo "|---|---|---|---|---|---|"
+    echo
+fi
+echo "| search (k = 10) | query embedding | chunks | p50 ms | p95 ms | queries | mean results |"
+echo "|---|---|---|---|---|---|---|"
 chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'bench100k'")
-awk -F'\t' -v c="$chunks" '{ printf "| %s, potion-base-8m | %s | %s | %s | %s | %s |\n", $1, c, $2, $3, $4, $5 }' <<<"$search_bench"
-awk -F'\t' -v c="$minilm_chunks" '{ printf "| %s, all-minilm-l6-v2 | %s | %s | %s | %s | %s |\n", $1, c, $2, $3, $4, $5 }' <<<"$search_minilm"
+row() { awk -F'\t' -v m="$1" -v e="$2" -v c="$3" '{ printf "| %s, %s | %s | %s | %s | %s | %s | %s |\n", $1, m, e, c, $2, $3, $4, $5 }'; }
+row potion-base-8m included "$chunks" <<<"$search_bench"
+row potion-base-8m excluded "$chunks" <<<"$search_bench_alone"
+row all-minilm-l6-v2 included "$minilm_chunks" <<<"$search_minilm"

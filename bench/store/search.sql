@@ -1,12 +1,22 @@
 -- Search latency in one backend: each query of bench_queries searched once per mode, timed
 -- on the server (clock_timestamp around each knowledge.search call; the client round trip is
--- not included). The query embedding is inside the time, and the embedding cache is off, so
--- each search embeds its query (modes repeat the queries). Warm: one search per mode first.
---   psql -d DB -v config=C -f search.sql
+-- not included). With embedding=included the embedding cache is off, so each search embeds its
+-- query (modes repeat the queries); with embedding=excluded every query is embedded once
+-- before the clock starts and each search finds its vector in the cache, so the time is the
+-- search alone. Warm: one search per mode first.
+--   psql -d DB -v config=C -v embedding=included|excluded -f search.sql
 -- Prints "mode<TAB>p50_ms<TAB>p95_ms<TAB>queries<TAB>mean results" rows.
 \set ON_ERROR_STOP on
-SET pg_chunk.embedding_cache_mb = 0;
-SELECT set_config('bench.config', :'config', false) AS ignored \gset
+\if :{?embedding}
+\else
+\echo 'search.sql needs -v embedding=included or excluded'
+\quit
+\endif
+SELECT set_config('pg_chunk.embedding_cache_mb', CASE :'embedding' WHEN 'included' THEN '0' WHEN 'excluded' THEN '64' END, false) AS cache,
+       set_config('bench.config', :'config', false) AS config \gset
+SELECT count(knowledge.embed(q.query, c.model, 'query')) AS ignored
+FROM bench_queries AS q, knowledge.chunk_configs AS c
+WHERE :'embedding' = 'excluded' AND c.name = :'config' \gset
 CREATE TEMP TABLE timings (mode text, ms float8, results int);
 DO $$
 DECLARE
