@@ -1,7 +1,6 @@
 -- knowledge.search: hybrid search over the store's chunks, vector (the config's HNSW index) and
 -- text (BM25 over the GIN-indexed tsvectors) fused by reciprocal rank. Runs as its caller, so
--- row-level security applies; the caller needs SELECT on knowledge.chunks and
--- knowledge.text_stats (the text leg's statistics).
+-- row-level security applies (BM25's statistics are the config's, over all its chunks).
 --
 -- options: mode ("hybrid" | "vector" | "text"), config (default "default"), min_score (the
 -- least cosine similarity to the query a result needs; if none has it, the best k come back

@@ -9,11 +9,11 @@ RETURN pg_catalog.to_tsvector(language, knowledge.cjk_bigrams(content));
 
 -- Per chunk config: in how many chunks each lexeme occurs and how often in all (lexeme '',
 -- which no tsvector holds: how many chunks there are and how many lexeme occurrences they hold
--- together). A lexeme's figures are the SUM of its rows: every statement that writes chunks
--- adds one row of differences per lexeme it changes (knowledge.count_text_stats), so writers
--- never wait on each other's rows, and folds a lexeme's rows into one once it has many. Exact
--- after any sequence of writes, rollbacks and truncations; knowledge.rebuild_text_stats
--- recomputes it from the chunks (after a data-only restore with triggers disabled, say).
+-- together). A lexeme's figures are the SUM of its rows: each transaction that writes chunks
+-- adds, as it commits, one row of differences per lexeme it changed, so writers never wait on
+-- each other's rows, and folds a lexeme's rows into one once it has many. Exact after any
+-- sequence of writes, rollbacks and truncations; knowledge.rebuild_text_stats recomputes it
+-- from the chunks (after a data-only restore with triggers disabled, say).
 CREATE TABLE knowledge.text_stats (
     chunk_config text NOT NULL,
     lexeme text NOT NULL,
@@ -22,11 +22,38 @@ CREATE TABLE knowledge.text_stats (
 );
 CREATE INDEX text_stats_lexeme ON knowledge.text_stats (chunk_config, lexeme);
 -- Not dumped: restoring knowledge.chunks writes it again through the triggers below.
--- Like the chunks, it is granted to nobody: lexemes are the documents' vocabulary.
+-- Granted to nobody: lexemes are the documents' vocabulary.
 REVOKE ALL ON knowledge.text_stats FROM PUBLIC;
+-- knowledge.text_stats as knowledge.search reads it: every row for a role that may read
+-- knowledge.chunks, none for another (current_user in a view is the querying role; the
+-- barrier keeps the role's own conditions from seeing rows before that check does).
+CREATE VIEW knowledge.text_stats_visible WITH (security_barrier) AS
+SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats AS s
+WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
+GRANT SELECT ON knowledge.text_stats_visible TO PUBLIC;
 
--- The advisory lock class (with the config's hash) under which one writer at a time folds a
--- config's rows: 'pgts' in ASCII.
+-- The differences of transactions in progress, per statement that wrote chunks, until their
+-- commit adds them up into knowledge.text_stats (a rolled-back statement's go with it).
+-- Unlogged: nothing in it outlives its transaction.
+CREATE UNLOGGED TABLE knowledge.text_stats_pending (
+    xid xid8 NOT NULL,
+    chunk_config text NOT NULL,
+    lexeme text NOT NULL,
+    chunks bigint NOT NULL,
+    occurrences bigint NOT NULL
+);
+CREATE INDEX text_stats_pending_xid ON knowledge.text_stats_pending (xid);
+-- One row per transaction with pending differences; its deferred trigger adds them up at commit.
+CREATE UNLOGGED TABLE knowledge.text_stats_commits (
+    xid xid8 PRIMARY KEY
+);
+REVOKE ALL ON knowledge.text_stats_pending, knowledge.text_stats_commits FROM PUBLIC;
+-- knowledge.search reads the caller's own pending rows; those are the only ones a transaction
+-- sees (others' are uncommitted until they commit, and committing deletes them).
+GRANT SELECT ON knowledge.text_stats_pending TO PUBLIC;
+
+-- The advisory lock class (with the config's hash) under which one transaction at a time folds
+-- a config's rows: 'pgts' in ASCII.
 CREATE FUNCTION knowledge.text_stats_lock_class() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
 
@@ -35,61 +62,31 @@ CREATE FUNCTION knowledge.text_stats_fold_rows() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 
 -- Statement-level, on the rows a statement inserted into (new_rows), deleted from (old_rows) or
--- updated in knowledge.chunks (both): adds their differences, then folds the lexemes it touched
--- that have many rows. Folding needs READ COMMITTED (each statement sees what others committed
--- before it; a REPEATABLE READ writer would fail on rows folded since its snapshot) and the
--- config's advisory lock (one folder at a time); a writer without either leaves its rows for
--- the next.
+-- updated in knowledge.chunks (both): counts their lexemes into knowledge.text_stats_pending,
+-- and marks the transaction for knowledge.add_text_stats at commit.
 CREATE FUNCTION knowledge.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
     changed record;
-    configs text[] := '{}';
-    lexemes text[] := '{}';
-    config text;
+    xid xid8 := pg_current_xact_id();
 BEGIN
     -- One query for both transition tables, which exist only for the events that have them.
     FOR changed IN SELECT * FROM (VALUES ('new_rows', 1), ('old_rows', -1)) AS t (relation, sign)
                    WHERE (t.relation = 'new_rows' AND TG_OP <> 'DELETE') OR (t.relation = 'old_rows' AND TG_OP <> 'INSERT') LOOP
         EXECUTE format($q$
             WITH occurrences AS (
-                SELECT c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+                SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
                 FROM %1$I AS c, unnest(c.tsv) AS t
-            ), differences AS (
-                SELECT chunk_config, lexeme, count(*) AS chunks, sum(n) AS occurrences
-                FROM occurrences GROUP BY chunk_config, lexeme
-                UNION ALL
-                SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
-                FROM %1$I AS c
-                LEFT JOIN LATERAL (SELECT sum(coalesce(array_length(t.positions, 1), 1)) AS n FROM unnest(c.tsv) AS t) AS o ON true
-                GROUP BY c.chunk_config
-            ), added AS (
-                INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
-                SELECT chunk_config, lexeme, $1 * chunks, $1 * occurrences FROM differences
-                RETURNING chunk_config, lexeme
             )
-            SELECT array_agg(chunk_config), array_agg(lexeme) FROM added
-            $q$, changed.relation) INTO configs, lexemes USING changed.sign;
-        IF current_setting('transaction_isolation') <> 'read committed' OR configs IS NULL THEN
-            CONTINUE;
-        END IF;
-        FOR config IN SELECT DISTINCT unnest(configs) LOOP
-            CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge.text_stats_lock_class(), hashtext(config));
-            WITH crowded AS (
-                SELECT s.lexeme FROM knowledge.text_stats AS s
-                WHERE s.chunk_config = config
-                  AND s.lexeme = ANY (ARRAY(SELECT l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
-                GROUP BY s.lexeme HAVING count(*) >= knowledge.text_stats_fold_rows()
-            ), folded AS (
-                DELETE FROM knowledge.text_stats AS s USING crowded
-                WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
-                RETURNING s.lexeme, s.chunks, s.occurrences
-            )
-            INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
-            SELECT config, f.lexeme, sum(f.chunks), sum(f.occurrences) FROM folded AS f
-            GROUP BY f.lexeme HAVING sum(f.chunks) <> 0 OR sum(f.occurrences) <> 0;
-        END LOOP;
+            INSERT INTO knowledge.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
+            SELECT $1, chunk_config, lexeme, $2 * count(*), $2 * sum(n) FROM occurrences GROUP BY chunk_config, lexeme
+            UNION ALL
+            SELECT $1, c.chunk_config, '', $2 * count(*), $2 * coalesce(sum(o.n), 0)
+            FROM %1$I AS c LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+            GROUP BY c.chunk_config
+            $q$, changed.relation) USING xid, changed.sign;
     END LOOP;
+    INSERT INTO knowledge.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
     RETURN NULL;
 END
 $$;
@@ -101,11 +98,64 @@ REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECU
 CREATE TRIGGER chunks_text_stats_delete AFTER DELETE ON knowledge.chunks
 REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION knowledge.count_text_stats();
 
+-- At commit (deferred), once per transaction that wrote chunks: adds up its pending differences
+-- into one row per (config, lexeme) of knowledge.text_stats, then folds the rows of the lexemes
+-- it touched that have many. Folding needs READ COMMITTED (a REPEATABLE READ transaction would
+-- fail on rows folded since its snapshot) and the config's advisory lock (one folder at a time);
+-- a transaction without either leaves its rows for the next. The queries use the indexes: PL/pgSQL
+-- keeps a query's plan for the session, and one made while a table was small would scan all of
+-- it at every commit ever after.
+CREATE FUNCTION knowledge.add_text_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan = off AS $$
+DECLARE
+    config text;
+    configs text[];
+    lexemes text[];
+BEGIN
+    WITH mine AS (
+        DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
+    ), added AS (
+        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
+        GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
+        RETURNING chunk_config, lexeme
+    )
+    SELECT array_agg(a.chunk_config), array_agg(a.lexeme) INTO configs, lexemes FROM added AS a;
+    DELETE FROM knowledge.text_stats_commits AS c WHERE c.xid = NEW.xid;
+    IF current_setting('transaction_isolation') <> 'read committed' OR configs IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOR config IN SELECT DISTINCT unnest(configs) LOOP
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge.text_stats_lock_class(), hashtext(config));
+        WITH crowded AS (
+            SELECT s.lexeme FROM knowledge.text_stats AS s
+            WHERE s.chunk_config = config
+              AND s.lexeme = ANY (ARRAY(SELECT t.l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
+            GROUP BY s.lexeme HAVING count(*) >= knowledge.text_stats_fold_rows()
+        ), folded AS (
+            DELETE FROM knowledge.text_stats AS s USING crowded
+            WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
+            RETURNING s.lexeme, s.chunks, s.occurrences
+        )
+        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        SELECT config, f.lexeme, sum(f.chunks), sum(f.occurrences) FROM folded AS f
+        GROUP BY f.lexeme HAVING sum(f.chunks) <> 0 OR sum(f.occurrences) <> 0;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE CONSTRAINT TRIGGER text_stats_commits_add AFTER INSERT ON knowledge.text_stats_commits
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge.add_text_stats();
+
 -- TRUNCATE (also knowledge.documents' TRUNCATE ... CASCADE) runs no row triggers.
+-- The transaction's own pending differences go too: they counted chunks that are gone (the
+-- truncation waited for every other writer to finish).
 CREATE FUNCTION knowledge.clear_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
     DELETE FROM knowledge.text_stats;
+    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
     RETURN NULL;
 END
 $$;
@@ -114,8 +164,8 @@ CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
 FOR EACH STATEMENT EXECUTE FUNCTION knowledge.clear_text_stats();
 
 -- Recomputes knowledge.text_stats from knowledge.chunks, one row per (config, lexeme); returns
--- the rows written. Writers of chunks wait until it commits (the table lock), so nothing is
--- counted twice or missed.
+-- the rows written. Other transactions that wrote chunks wait at their commit until it commits
+-- (the table lock), so nothing is counted twice or missed.
 CREATE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -123,6 +173,8 @@ DECLARE
 BEGIN
     LOCK TABLE knowledge.text_stats IN SHARE ROW EXCLUSIVE MODE;
     DELETE FROM knowledge.text_stats;
+    -- The count below includes this transaction's own chunks.
+    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
     INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
     WITH occurrences AS (
         SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
@@ -152,34 +204,41 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 10000::bigint $$;
 -- with the number of chunks holding it (df), rarest first; the tsquery that finds the
 -- candidates (an OR of the rarest lexemes, see knowledge.text_candidate_limit); and the
 -- config's chunk count and mean chunk length. All NULL when nothing of the query is there.
+-- The statistics are knowledge.text_stats with the calling transaction's own pending
+-- differences, so a transaction sees the figures of the chunks it sees. Its plans use the
+-- indexes (as knowledge.add_text_stats's do).
 CREATE FUNCTION knowledge.text_query(config text, query text, language regconfig,
     OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+DECLARE
+    -- '' asks for the config's totals.
+    words text[];
 BEGIN
-    SELECT sum(s.chunks), sum(s.occurrences)::float8 / nullif(sum(s.chunks), 0) INTO chunks, average_length
-    FROM knowledge.text_stats AS s WHERE s.chunk_config = config AND s.lexeme = '';
-    IF coalesce(chunks, 0) = 0 THEN
-        chunks := NULL;
-        RETURN;
-    END IF;
-    WITH words AS (
-        SELECT DISTINCT t.lexeme
-        FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
-              UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
-             unnest(knowledge.text_vector(l.language, query)) AS t
+    SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
+    FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
+          UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
+         unnest(knowledge.text_vector(l.language, query)) AS t;
+    WITH counted AS (
+        SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats_visible AS s
+        WHERE s.chunk_config = config AND s.lexeme = ANY (words)
+        UNION ALL
+        -- No xid yet (a transaction that has written nothing, or a standby's): nothing pending.
+        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
+        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words)
     ), found AS (
-        SELECT s.lexeme, sum(s.chunks)::float8 AS df
-        FROM knowledge.text_stats AS s
-        WHERE s.chunk_config = config AND s.lexeme = ANY (ARRAY(SELECT lexeme FROM words))
-        GROUP BY s.lexeme HAVING sum(s.chunks) > 0
+        SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
+        FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
     ), ordered AS (
-        SELECT f.lexeme, f.df, sum(f.df) OVER (ORDER BY f.df, f.lexeme) - f.df AS before FROM found AS f
+        SELECT f.lexeme, f.df, sum(f.df) OVER (ORDER BY f.df, f.lexeme) - f.df AS before
+        FROM found AS f WHERE f.lexeme <> ''
     )
-    SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
+    SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
+           (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
+           array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
            -- Quoted as tsquery input wants: backslashes and quotes doubled.
            string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
                FILTER (WHERE o.before < knowledge.text_candidate_limit())::tsquery
-    INTO lexemes, df, candidates
+    INTO chunks, average_length, lexemes, df, candidates
     FROM ordered AS o;
 END
 $$;
