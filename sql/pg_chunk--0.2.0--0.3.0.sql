@@ -1,1 +1,485 @@
--- pg_chunk 0.2.0 → 0.3.0 (ALTER EXTENSION pg_chunk UPDATE). Placeholder while 0.3.0 is built.
+-- pg_chunk 0.2.0 → 0.3.0 (ALTER EXTENSION pg_chunk UPDATE).
+-- tests/upgrade.rs checks that a database updated with this script holds the same objects as
+-- a fresh install of 0.3.0, and that its BM25 statistics equal a count made afresh.
+
+-- The text leg of knowledge.search ranks by BM25 (sql/text_search.sql), over tsvectors in which
+-- CJK runs are bigrams.
+CREATE  FUNCTION "cjk_bigrams"(
+	"doc" TEXT /* & str */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'cjk_bigrams_of_wrapper';
+
+CREATE  FUNCTION "bm25"(
+	"tsv" tsvector, /* TsVectorBytes < '_ > */
+	"lexemes" TEXT[], /* Vec < String > */
+	"df" double precision[], /* Vec < f64 > */
+	"chunks" double precision, /* f64 */
+	"k1" double precision, /* f64 */
+	"b" double precision, /* f64 */
+	"average_length" double precision /* f64 */
+) RETURNS double precision /* f64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'bm25_wrapper';
+
+CREATE OR REPLACE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    run bigint := knowledge.current_run(config);
+    written int;
+BEGIN
+    DELETE FROM knowledge.chunks AS c WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name;
+    INSERT INTO knowledge.chunks (document_id, chunk_config, chunk_index, content, char_offset, char_length,
+                                  token_count, metadata, model, embedding, tsv, run_id)
+    SELECT e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
+           e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run
+    FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
+          FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
+         CROSS JOIN LATERAL knowledge.embed_chunks_batch(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
+         JOIN knowledge.documents AS d ON d.id = e.document_id;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    RETURN written;
+END
+$$;
+
+DROP AGGREGATE knowledge.tsquery_or_all (tsquery);
+
+-- Chunks with CJK text get the tsvector of their bigrams, before the statistics count them.
+UPDATE knowledge.chunks AS c SET tsv = pg_catalog.to_tsvector(d.language, knowledge.cjk_bigrams(c.content))
+FROM knowledge.documents AS d
+WHERE d.id = c.document_id AND knowledge.cjk_bigrams(c.content) IS DISTINCT FROM c.content;
+
+-- sql/text_search.sql as of 0.3.0.
+-- The text leg of knowledge.search: what a chunk's tsvector holds, and the statistics BM25
+-- ranks with (sql/search.sql reads them).
+
+-- The tsvector of a chunk (and of a query): PostgreSQL's parser over the text, CJK runs written
+-- as overlapping bigrams first so that Chinese and Japanese get words (knowledge.cjk_bigrams).
+CREATE FUNCTION knowledge.text_vector(language regconfig, content text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN pg_catalog.to_tsvector(language, knowledge.cjk_bigrams(content));
+
+-- Per chunk config: in how many chunks each lexeme occurs and how often in all (lexeme '',
+-- which no tsvector holds: how many chunks there are and how many lexeme occurrences they hold
+-- together). A lexeme's figures are the SUM of its rows: each transaction that writes chunks
+-- adds, as it commits, one row of differences per lexeme it changed, so writers never wait on
+-- each other's rows, and folds a lexeme's rows into one once it has many. Exact after any
+-- sequence of writes, rollbacks and truncations; knowledge.rebuild_text_stats recomputes it
+-- from the chunks (after a data-only restore with triggers disabled, say).
+CREATE TABLE knowledge.text_stats (
+    chunk_config text NOT NULL,
+    lexeme text NOT NULL,
+    chunks bigint NOT NULL,
+    occurrences bigint NOT NULL
+);
+CREATE INDEX text_stats_lexeme ON knowledge.text_stats (chunk_config, lexeme);
+-- Not dumped: restoring knowledge.chunks writes it again through the triggers below.
+-- Granted to nobody: lexemes are the documents' vocabulary.
+REVOKE ALL ON knowledge.text_stats FROM PUBLIC;
+-- knowledge.text_stats as knowledge.search reads it: every row for a role that may read
+-- knowledge.chunks, none for another (current_user in a view is the querying role; the
+-- barrier keeps the role's own conditions from seeing rows before that check does).
+CREATE VIEW knowledge.text_stats_visible WITH (security_barrier) AS
+SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats AS s
+WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
+GRANT SELECT ON knowledge.text_stats_visible TO PUBLIC;
+
+-- The differences of transactions in progress, per statement that wrote chunks, until their
+-- commit adds them up into knowledge.text_stats (a rolled-back statement's go with it).
+-- Unlogged: nothing in it outlives its transaction.
+CREATE UNLOGGED TABLE knowledge.text_stats_pending (
+    xid xid8 NOT NULL,
+    chunk_config text NOT NULL,
+    lexeme text NOT NULL,
+    chunks bigint NOT NULL,
+    occurrences bigint NOT NULL
+);
+CREATE INDEX text_stats_pending_xid ON knowledge.text_stats_pending (xid);
+-- One row per transaction with pending differences; its deferred trigger adds them up at commit.
+CREATE UNLOGGED TABLE knowledge.text_stats_commits (
+    xid xid8 PRIMARY KEY
+);
+REVOKE ALL ON knowledge.text_stats_pending, knowledge.text_stats_commits FROM PUBLIC;
+-- knowledge.search reads the caller's own pending rows; those are the only ones a transaction
+-- sees (others' are uncommitted until they commit, and committing deletes them).
+GRANT SELECT ON knowledge.text_stats_pending TO PUBLIC;
+
+-- The advisory lock class (with the config's hash) under which one transaction at a time folds
+-- a config's rows: 'pgts' in ASCII.
+CREATE FUNCTION knowledge.text_stats_lock_class() RETURNS int
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
+
+-- Fold a lexeme's rows into one when it has this many.
+CREATE FUNCTION knowledge.text_stats_fold_rows() RETURNS int
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
+
+-- Statement-level, on the rows a statement inserted into (new_rows), deleted from (old_rows) or
+-- updated in knowledge.chunks (both): counts their lexemes into knowledge.text_stats_pending,
+-- and marks the transaction for knowledge.add_text_stats at commit.
+CREATE FUNCTION knowledge.count_text_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    changed record;
+    xid xid8 := pg_current_xact_id();
+BEGIN
+    -- One query for both transition tables, which exist only for the events that have them.
+    FOR changed IN SELECT * FROM (VALUES ('new_rows', 1), ('old_rows', -1)) AS t (relation, sign)
+                   WHERE (t.relation = 'new_rows' AND TG_OP <> 'DELETE') OR (t.relation = 'old_rows' AND TG_OP <> 'INSERT') LOOP
+        EXECUTE format($q$
+            WITH occurrences AS (
+                SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+                FROM %1$I AS c, unnest(c.tsv) AS t
+            )
+            INSERT INTO knowledge.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
+            SELECT $1, chunk_config, lexeme, $2 * count(*), $2 * sum(n) FROM occurrences GROUP BY chunk_config, lexeme
+            UNION ALL
+            SELECT $1, c.chunk_config, '', $2 * count(*), $2 * coalesce(sum(o.n), 0)
+            FROM %1$I AS c LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+            GROUP BY c.chunk_config
+            $q$, changed.relation) USING xid, changed.sign;
+    END LOOP;
+    INSERT INTO knowledge.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER chunks_text_stats_insert AFTER INSERT ON knowledge.chunks
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION knowledge.count_text_stats();
+CREATE TRIGGER chunks_text_stats_update AFTER UPDATE ON knowledge.chunks
+REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION knowledge.count_text_stats();
+CREATE TRIGGER chunks_text_stats_delete AFTER DELETE ON knowledge.chunks
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION knowledge.count_text_stats();
+
+-- At commit (deferred), once per transaction that wrote chunks: adds up its pending differences
+-- into one row per (config, lexeme) of knowledge.text_stats, then folds the rows of the lexemes
+-- it touched that have many. Folding needs READ COMMITTED (a REPEATABLE READ transaction would
+-- fail on rows folded since its snapshot) and the config's advisory lock (one folder at a time);
+-- a transaction without either leaves its rows for the next. The queries use the indexes: PL/pgSQL
+-- keeps a query's plan for the session, and one made while a table was small would scan all of
+-- it at every commit ever after.
+CREATE FUNCTION knowledge.add_text_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan = off AS $$
+DECLARE
+    config text;
+    configs text[];
+    lexemes text[];
+BEGIN
+    WITH mine AS (
+        DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
+    ), added AS (
+        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
+        GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
+        RETURNING chunk_config, lexeme
+    )
+    SELECT array_agg(a.chunk_config), array_agg(a.lexeme) INTO configs, lexemes FROM added AS a;
+    DELETE FROM knowledge.text_stats_commits AS c WHERE c.xid = NEW.xid;
+    IF current_setting('transaction_isolation') <> 'read committed' OR configs IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOR config IN SELECT DISTINCT unnest(configs) LOOP
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge.text_stats_lock_class(), hashtext(config));
+        WITH crowded AS (
+            SELECT s.lexeme FROM knowledge.text_stats AS s
+            WHERE s.chunk_config = config
+              AND s.lexeme = ANY (ARRAY(SELECT t.l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
+            GROUP BY s.lexeme HAVING count(*) >= knowledge.text_stats_fold_rows()
+        ), folded AS (
+            DELETE FROM knowledge.text_stats AS s USING crowded
+            WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
+            RETURNING s.lexeme, s.chunks, s.occurrences
+        )
+        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        SELECT config, f.lexeme, sum(f.chunks), sum(f.occurrences) FROM folded AS f
+        GROUP BY f.lexeme HAVING sum(f.chunks) <> 0 OR sum(f.occurrences) <> 0;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE CONSTRAINT TRIGGER text_stats_commits_add AFTER INSERT ON knowledge.text_stats_commits
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge.add_text_stats();
+
+-- TRUNCATE (also knowledge.documents' TRUNCATE ... CASCADE) runs no row triggers.
+-- The transaction's own pending differences go too: they counted chunks that are gone (the
+-- truncation waited for every other writer to finish).
+CREATE FUNCTION knowledge.clear_text_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    DELETE FROM knowledge.text_stats;
+    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
+FOR EACH STATEMENT EXECUTE FUNCTION knowledge.clear_text_stats();
+
+-- Recomputes knowledge.text_stats from knowledge.chunks, one row per (config, lexeme); returns
+-- the rows written. Other transactions that wrote chunks wait at their commit until it commits
+-- (the table lock), so nothing is counted twice or missed.
+CREATE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    written bigint;
+BEGIN
+    LOCK TABLE knowledge.text_stats IN SHARE ROW EXCLUSIVE MODE;
+    DELETE FROM knowledge.text_stats;
+    -- The count below includes this transaction's own chunks.
+    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
+    INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+    WITH occurrences AS (
+        SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM knowledge.chunks AS c, unnest(c.tsv) AS t
+    )
+    SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
+    UNION ALL
+    SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
+    FROM knowledge.chunks AS c
+    LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+    GROUP BY c.chunk_config;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    RETURN written;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
+
+-- How many chunk entries of the GIN index the text leg reads at most, roughly: a query's rarest
+-- lexemes pick the candidates until their chunk counts add up to this; the commoner ones only
+-- add to the candidates' scores. A query of common words thus stays cheap, at the cost of
+-- chunks that hold none of its rarer words.
+CREATE FUNCTION knowledge.text_candidate_limit() RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 10000::bigint $$;
+
+-- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
+-- or NULL: in each language documents are written in) that the config's chunks hold, each
+-- with the number of chunks holding it (df), rarest first; the tsquery that finds the
+-- candidates (an OR of the rarest lexemes, see knowledge.text_candidate_limit); and the
+-- config's chunk count and mean chunk length. All NULL when nothing of the query is there.
+-- The statistics are knowledge.text_stats with the calling transaction's own pending
+-- differences, so a transaction sees the figures of the chunks it sees. Its plans use the
+-- indexes (as knowledge.add_text_stats's do).
+CREATE FUNCTION knowledge.text_query(config text, query text, language regconfig,
+    OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
+LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+DECLARE
+    -- '' asks for the config's totals.
+    words text[];
+BEGIN
+    SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
+    FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
+          UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
+         unnest(knowledge.text_vector(l.language, query)) AS t;
+    WITH counted AS (
+        SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats_visible AS s
+        WHERE s.chunk_config = config AND s.lexeme = ANY (words)
+        UNION ALL
+        -- No xid yet (a transaction that has written nothing, or a standby's): nothing pending.
+        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
+        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words)
+    ), found AS (
+        SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
+        FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
+    ), ordered AS (
+        SELECT f.lexeme, f.df, sum(f.df) OVER (ORDER BY f.df, f.lexeme) - f.df AS before
+        FROM found AS f WHERE f.lexeme <> ''
+    )
+    SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
+           (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
+           array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
+           -- Quoted as tsquery input wants: backslashes and quotes doubled.
+           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
+               FILTER (WHERE o.before < knowledge.text_candidate_limit())::tsquery
+    INTO chunks, average_length, lexemes, df, candidates
+    FROM ordered AS o;
+END
+$$;
+-- knowledge.search as of 0.3.0: BM25 for the text leg, options k1 and b.
+CREATE OR REPLACE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+-- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+DECLARE
+    mode text := coalesce(options ->> 'mode', 'hybrid');
+    config_name text := coalesce(options ->> 'config', 'default');
+    config knowledge.chunk_configs;
+    dim int;
+    min_score float8;
+    doc_ids bigint[];
+    doc_metadata jsonb := options -> 'metadata';
+    query_vector text;
+    -- The text leg's query (knowledge.text_query).
+    lexemes text[];
+    df float8[];
+    text_candidates tsquery;
+    chunks float8;
+    average_length float8;
+    k1 float8 := 1.2;
+    b float8 := 0.75;
+    candidates int;
+    unknown text;
+    language regconfig;
+BEGIN
+    IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b') LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1 and b.';
+    END IF;
+    IF mode NOT IN ('hybrid', 'vector', 'text') THEN
+        RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF k IS NULL OR k < 1 OR k > 1000 THEN
+        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+        min_score := (options ->> 'min_score')::float8;
+        doc_ids := CASE WHEN options ? 'document_ids'
+                        THEN ARRAY(SELECT jsonb_array_elements_text(options -> 'document_ids')::bigint) END;
+    EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range OR invalid_parameter_value THEN
+        RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
+            USING ERRCODE = 'invalid_parameter_value';
+    END;
+    IF min_score::text IN ('NaN', 'Infinity', '-Infinity') THEN
+        RAISE EXCEPTION 'search option min_score must be a finite number, not %', min_score
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
+    IF options ? 'k1' THEN
+        k1 := CASE WHEN jsonb_typeof(options -> 'k1') = 'number' THEN (options ->> 'k1')::float8 END;
+        IF k1 IS NULL OR k1 < 0 OR k1 > 10 THEN
+            RAISE EXCEPTION 'search option k1 must be a number from 0 to 10, not %', options -> 'k1'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+    IF options ? 'b' THEN
+        b := CASE WHEN jsonb_typeof(options -> 'b') = 'number' THEN (options ->> 'b')::float8 END;
+        IF b IS NULL OR b < 0 OR b > 1 THEN
+            RAISE EXCEPTION 'search option b must be a number from 0 to 1, not %', options -> 'b'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+    IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
+        RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    config := knowledge.named_chunk_config(config_name);
+    IF mode = 'text' AND min_score IS NOT NULL THEN
+        RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF query IS NULL OR btrim(query) = '' THEN
+        RETURN;
+    END IF;
+    -- A query is a question, not a document.
+    IF length(query) > 10000 THEN
+        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    candidates := 4 * k;
+    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, candidates))::text, true);
+
+    SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
+    LEFT JOIN knowledge.models AS m ON m.name = config.model;
+    IF mode <> 'text' THEN
+        query_vector := knowledge.embed(query, config.model, 'query')::text;
+        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
+        -- are no direction: no vector candidates, and no similarity.
+        IF vector_norm(query_vector::vector) = 0 THEN
+            query_vector := NULL;
+        END IF;
+    END IF;
+    IF options ? 'language' THEN
+        language := (options ->> 'language')::regconfig;
+        -- regconfig also reads a number as an oid, of a configuration that may not exist.
+        IF NOT EXISTS (SELECT FROM pg_ts_config AS t WHERE t.oid = language) THEN
+            RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
+                USING ERRCODE = 'undefined_object';
+        END IF;
+    END IF;
+    IF mode <> 'vector' THEN
+        SELECT * INTO lexemes, df, text_candidates, chunks, average_length FROM knowledge.text_query(config.name, query, language);
+    END IF;
+
+    -- The config, model and dimension are spliced as literals so the planner matches the
+    -- config's partial HNSW index; the query text and vector always travel as parameters.
+    RETURN QUERY EXECUTE format($q$
+        WITH vector_hits AS (
+            SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
+            FROM (SELECT c.id, %1$s AS embedding_cast
+                  FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+                  WHERE $6 <> 'text' AND $1 IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
+                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                  ORDER BY %1$s <=> $1 LIMIT $5) AS c
+        ), text_hits AS (
+            SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
+            FROM (SELECT c.id, knowledge.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
+                  FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+                  WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
+                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                  ORDER BY score DESC, c.id LIMIT $5) AS t
+        ), fused AS (
+            SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
+                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
+            FROM vector_hits AS v FULL JOIN text_hits AS t ON t.id = v.id
+        ), scored AS (
+            -- NULL, not NaN, for a chunk whose embedding is all zeros.
+            SELECT f.*, CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
+                   c.document_id, c.chunk_index, c.content
+            FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
+        ), passing AS (
+            SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
+        )
+        SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
+        FROM (SELECT * FROM passing
+              UNION ALL
+              SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
+        ORDER BY score DESC, id LIMIT $9
+        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name)
+    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
+          df, chunks, k1, b, average_length, text_candidates;
+END
+$$;
+
+COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
+'The tsvector that knowledge.search''s text leg indexes a chunk (and reads a query) with: to_tsvector of the text, CJK runs written as overlapping bigrams first.';
+
+COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
+'Recomputes knowledge.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
+
+COMMENT ON TABLE knowledge.text_stats IS
+'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';
+
+-- CREATE OR REPLACE dropped the pinned search_path of the functions above, and the new ones have
+-- none yet: pin them all (sql/search_path.sql as of 0.3.0).
+-- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
+-- schema for its types and operators), so no caller's objects can stand in for the ones it means.
+DO $$
+DECLARE
+    vector_schema name := (SELECT n.nspname FROM pg_catalog.pg_extension AS e
+                           JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+             WHERE p.pronamespace = 'knowledge'::regnamespace AND p.prolang IN (
+                   SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
+               AND p.prokind = 'f' LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);
+    END LOOP;
+END
+$$;
+
+-- Existing stores get their statistics.
+SELECT knowledge.rebuild_text_stats();

@@ -2,7 +2,7 @@
 //! same objects as a fresh install and with its documents and chunks intact.
 
 use postgres::Client;
-use pg_chunk_client_tests::{empty_database, fresh_database, sample_document};
+use pg_chunk_client_tests::{empty_database, fresh_database, sample_document, TEXT_STATS_MISMATCHES};
 use std::collections::BTreeSet;
 
 const OBJECTS: &str = include_str!("fixtures/extension_objects.sql");
@@ -62,6 +62,10 @@ fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data()
         assert!(missing.is_empty() && extra.is_empty(), "{version} → {current} differs from a fresh install.\nmissing after the update:\n{missing:#?}\nonly after the update:\n{extra:#?}");
 
         assert_eq!(chunk_rows(&mut client, id), chunks_before, "the update keeps the chunks");
+        let stats: Vec<String> = client.query(TEXT_STATS_MISMATCHES, &[]).unwrap().iter().map(|row| row.get(0)).collect();
+        assert!(stats.is_empty(), "{version} → {current}: BM25's statistics differ from the chunks': {stats:?}");
+        let found: i64 = client.query_one("SELECT count(*) FROM knowledge.search('honeybees', 5, '{\"mode\": \"text\"}')", &[]).unwrap().get(0);
+        assert!(found > 0, "{version} → {current}: the text leg finds the document's chunks");
         client.batch_execute(&format!("UPDATE knowledge.documents SET content = content || ' One more sentence.' WHERE id = {id}")).unwrap();
         assert_ne!(chunk_rows(&mut client, id), chunks_before, "the updated extension keeps chunks in step");
     }
