@@ -130,7 +130,7 @@ BEGIN
         WITH vector_hits AS (
             SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
             FROM (SELECT c.id, %1$s AS embedding_cast
-                  FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
+                  FROM knowledge.chunks AS c %4$s
                   WHERE $6 <> 'text' AND $1 IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
                     AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
                     AND ($4::jsonb IS NULL OR d.metadata @> $4)
@@ -138,10 +138,11 @@ BEGIN
         ), text_hits AS (
             SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
             FROM (SELECT c.id, knowledge.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
-                  FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id
-                  WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
-                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
-                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                  FROM (SELECT c.id, c.tsv FROM knowledge.chunks AS c %4$s
+                        WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
+                          AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                          AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                        LIMIT knowledge.text_candidate_limit()) AS c
                   ORDER BY score DESC, c.id LIMIT $5) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
@@ -160,7 +161,11 @@ BEGIN
               UNION ALL
               SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT $9
-        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name)
+        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name,
+        -- The chunks' documents are joined only to filter: by metadata, or by their row-level
+        -- security (a chunk's document always exists: the foreign key).
+        CASE WHEN doc_metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
+             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END)
     USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
           df, chunks, k1, b, average_length, text_candidates;
 END

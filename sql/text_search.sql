@@ -192,12 +192,13 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 
--- How many chunk entries of the GIN index the text leg reads at most, roughly: a query's rarest
--- lexemes pick the candidates until their chunk counts add up to this; the commoner ones only
--- add to the candidates' scores. A query of common words thus stays cheap, at the cost of
--- chunks that hold none of its rarer words.
+-- How many chunks the text leg scores at most. Each costs a visit to its row (the GIN index only
+-- says which chunks match), so this bounds a search's work. A query's rarest lexemes pick the
+-- candidates until their chunk counts would add up to more than this; the commoner ones only add
+-- to the candidates' scores, at the cost of chunks that hold none of the rarer words. When even
+-- the rarest lexeme is in more chunks, the first this many of them found are scored.
 CREATE FUNCTION knowledge.text_candidate_limit() RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 10000::bigint $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 2000::bigint $$;
 
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
 -- or NULL: in each language documents are written in) that the config's chunks hold, each
