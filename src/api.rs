@@ -111,7 +111,16 @@ fn chunk_explain(
     ErrorReport,
 > {
     let cfg = semantic_config(&cfg).map_err(|e| Error::from(e).report("chunk_explain"))?;
-    let explanation = with_chunking_model(&cfg, |cfg, embedder, tokens| explain_semantic(doc, cfg, embedder, tokens)).map_err(|e| e.report("chunk_explain"))?;
+    let (explanation, sizes) = with_chunking_model(&cfg, |fitted, embedder, tokens| {
+        Ok((explain_semantic(doc, fitted, embedder, tokens)?, (fitted.min_size, fitted.target_size, fitted.max_size)))
+    })
+    .map_err(|e| e.report("chunk_explain"))?;
+    if cfg.explicit_sizes.max.is_none() && sizes.2 != cfg.max_size {
+        let (min, target, max) = sizes;
+        let model = cfg.model.clone().unwrap_or_else(gucs::default_model);
+        let message = format!("sizes from the model: max_size is unset, so chunks are capped at the {max} that model \"{model}\" reads of a passage (min_size {min}, target_size {target})");
+        ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, message);
+    }
     let threshold = Some(explanation.threshold).filter(|t| t.is_finite());
     let mut cursor = CharCursor::new(doc);
     let rows: Vec<_> = explanation

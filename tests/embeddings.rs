@@ -127,3 +127,33 @@ fn parallel_workers_can_embed_and_chunk() {
     let row = client.query_one("SELECT count(*) FROM knowledge.chunk($1, $2::text::jsonb)", &[&pg_chunk_client_tests::sample_document(), &cfg]).unwrap();
     assert!(row.get::<_, i64>(0) > 1);
 }
+
+#[test]
+fn without_max_size_chunks_fit_what_the_model_reads() {
+    let (mut client, notices) = connect_collecting_notices();
+    let doc = pg_chunk_client_tests::prose_paragraphs().join("\n\n");
+    // all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included: 254 of a chunk's own.
+    let widest: i32 = client.query_one("SELECT max(token_count) FROM knowledge.chunk($1)", &[&doc]).unwrap().get(0);
+    assert!(widest <= 254 && widest > 150, "the widest default chunk has {widest} tokens");
+    for strategy in ["recursive", "markdown", "topic_coherence"] {
+        let cfg = format!(r#"{{"strategy": "{strategy}"}}"#);
+        let widest: i32 = client.query_one("SELECT max(token_count) FROM knowledge.chunk($1, $2::text::jsonb)", &[&doc, &cfg]).unwrap().get(0);
+        assert!(widest <= 254, "{strategy}: the widest chunk has {widest} tokens");
+    }
+    assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
+    // An explicit max_size wider than the model: the chunks are as asked, and one NOTICE says
+    // how many the model reads only in part.
+    let wide: i64 = client
+        .query_one("SELECT count(*) FILTER (WHERE token_count > 254) FROM knowledge.chunk($1, '{\"max_size\": 2000, \"inline_threshold\": 0}')", &[&doc])
+        .unwrap()
+        .get(0);
+    assert!(wide > 0);
+    let got = notices.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].starts_with("NOTICE") && got[0].contains(&format!("{wide} of")) && got[0].contains("254 tokens"), "{got:?}");
+    // chunk_explain says where the sizes came from.
+    notices.lock().unwrap().clear();
+    client.query("SELECT * FROM knowledge.chunk_explain($1)", &[&doc]).unwrap();
+    let got = notices.lock().unwrap().clone();
+    assert!(got.iter().any(|n| n.contains("max_size is unset") && n.contains("254 tokens")), "{got:?}");
+}

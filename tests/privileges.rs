@@ -82,3 +82,34 @@ fn hostile_table_and_column_names_are_only_ever_identifiers() {
     assert!(hit.contains("Glaciers"), "{hit}");
     client.batch_execute(r#"SELECT knowledge.detach('"notes""; DROP TABLE knowledge.documents; --"')"#).unwrap();
 }
+
+/// BM25's statistics are the documents' vocabulary: a role that may not read the chunks reads
+/// none of them, through knowledge.search or directly; one that may, searches by text.
+#[test]
+fn text_statistics_are_shown_only_to_roles_that_may_read_the_chunks() {
+    let mut admin = fresh_database("privileges_text_stats");
+    admin
+        .batch_execute(
+            "INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships at night with a rotating lamp.');
+             DROP ROLE IF EXISTS pgchunk_stats_outsider;
+             DROP ROLE IF EXISTS pgchunk_stats_reader;
+             CREATE ROLE pgchunk_stats_outsider;
+             CREATE ROLE pgchunk_stats_reader;
+             GRANT SELECT ON knowledge.documents, knowledge.chunks TO pgchunk_stats_reader;",
+        )
+        .unwrap();
+    let mut as_role = |role: &str, query: &str| -> Result<i64, String> {
+        let mut transaction = admin.transaction().unwrap();
+        transaction.batch_execute(&format!("SET LOCAL ROLE {role}")).unwrap();
+        let got = transaction.query_one(query, &[]).map(|row| row.get(0)).map_err(|e| e.code().map(|c| c.code().to_string()).unwrap_or_default());
+        transaction.rollback().unwrap();
+        got
+    };
+    assert!(as_role("pgchunk_stats_reader", "SELECT count(*) FROM knowledge.text_stats_visible").unwrap() > 0);
+    assert!(as_role("pgchunk_stats_reader", "SELECT count(*) FROM knowledge.search('lighthouse lamp', 5, '{\"mode\": \"text\"}')").unwrap() > 0);
+    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats_visible"), Ok(0));
+    // A condition of the role's own cannot see rows before the privilege check does.
+    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats_visible WHERE lexeme ~ '' AND chunks > 0"), Ok(0));
+    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats"), Err("42501".to_string()));
+    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.search('lighthouse', 5, '{\"mode\": \"text\"}')"), Err("42501".to_string()));
+}
