@@ -32,8 +32,8 @@ SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_sta
 WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
 GRANT SELECT ON knowledge.text_stats_visible TO PUBLIC;
 
--- The differences of transactions in progress, per statement that wrote chunks, until their
--- commit adds them up into knowledge.text_stats (a rolled-back statement's go with it).
+-- The differences of transactions in progress, per chunk row written, until their commit adds
+-- them up into knowledge.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.
 CREATE UNLOGGED TABLE knowledge.text_stats_pending (
     xid xid8 NOT NULL,
@@ -61,42 +61,37 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
 CREATE FUNCTION knowledge.text_stats_fold_rows() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 
--- Statement-level, on the rows a statement inserted into (new_rows), deleted from (old_rows) or
--- updated in knowledge.chunks (both): counts their lexemes into knowledge.text_stats_pending,
--- and marks the transaction for knowledge.add_text_stats at commit.
+-- Before each row written to knowledge.chunks (inserted, deleted or updated): counts its lexemes
+-- into knowledge.text_stats_pending, positive for the new row, negative for the old, and marks
+-- the transaction for knowledge.add_text_stats at commit. A row trigger that fires before the
+-- write, not an AFTER statement trigger with transition tables: those would leave events
+-- pending on knowledge.chunks while a config's rename or removal cascades to its chunks, and
+-- the vector index that the same statement rebuilds could not be created.
 CREATE FUNCTION knowledge.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
-    changed record;
     xid xid8 := pg_current_xact_id();
 BEGIN
-    -- One query for both transition tables, which exist only for the events that have them.
-    FOR changed IN SELECT * FROM (VALUES ('new_rows', 1), ('old_rows', -1)) AS t (relation, sign)
-                   WHERE (t.relation = 'new_rows' AND TG_OP <> 'DELETE') OR (t.relation = 'old_rows' AND TG_OP <> 'INSERT') LOOP
-        EXECUTE format($q$
-            WITH occurrences AS (
-                SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
-                FROM %1$I AS c, unnest(c.tsv) AS t
-            )
-            INSERT INTO knowledge.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
-            SELECT $1, chunk_config, lexeme, $2 * count(*), $2 * sum(n) FROM occurrences GROUP BY chunk_config, lexeme
-            UNION ALL
-            SELECT $1, c.chunk_config, '', $2 * count(*), $2 * coalesce(sum(o.n), 0)
-            FROM %1$I AS c LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
-            GROUP BY c.chunk_config
-            $q$, changed.relation) USING xid, changed.sign;
-    END LOOP;
+    IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
+        RETURN NEW;
+    END IF;
+    INSERT INTO knowledge.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
+    WITH counted AS (
+        SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
+              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE') AS r (chunk_config, tsv, sign)
+        LEFT JOIN LATERAL unnest(r.tsv) AS t ON true
+    )
+    SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
+    UNION ALL
+    SELECT xid, chunk_config, '', sign, sign * coalesce(sum(n), 0) FROM counted GROUP BY chunk_config, sign;
     INSERT INTO knowledge.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
-    RETURN NULL;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END
 $$;
 
-CREATE TRIGGER chunks_text_stats_insert AFTER INSERT ON knowledge.chunks
-REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION knowledge.count_text_stats();
-CREATE TRIGGER chunks_text_stats_update AFTER UPDATE ON knowledge.chunks
-REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION knowledge.count_text_stats();
-CREATE TRIGGER chunks_text_stats_delete AFTER DELETE ON knowledge.chunks
-REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION knowledge.count_text_stats();
+CREATE TRIGGER chunks_text_stats BEFORE INSERT OR UPDATE OR DELETE ON knowledge.chunks
+FOR EACH ROW EXECUTE FUNCTION knowledge.count_text_stats();
 
 -- At commit (deferred), once per transaction that wrote chunks: adds up its pending differences
 -- into one row per (config, lexeme) of knowledge.text_stats, then folds the rows of the lexemes
