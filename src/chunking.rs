@@ -10,6 +10,7 @@ use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::lexical::LexicalEmbedder;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
 use pg_chunk_core::{ChunkConfig, ChunkError};
+use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use serde_json::json;
 
@@ -68,12 +69,10 @@ pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = 
         wide += usize::from(tokens > window);
     }
     if wide > 0 {
-        ereport!(
-            NOTICE,
-            PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
-            format!("max_size {max} is wider than model \"{name}\" reads: {wide} of {all} chunks are longer than its {window} tokens, and only their first {window} tokens are embedded"),
-            format!("Leave max_size unset to size chunks by the model, or set it to at most \"{window} tokens\".")
-        );
+        let message = format!("max_size {max} is wider than model \"{name}\" reads: {wide} of {all} chunks are longer than its {window} tokens, and only their first {window} tokens are embedded");
+        ErrorReport::new(PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, message, "notice_wide_chunks")
+            .set_hint(format!("Leave max_size unset to size chunks by the model, or set it to at most \"{window} tokens\"."))
+            .report(PgLogLevel::NOTICE);
     }
 }
 
