@@ -10,6 +10,24 @@
 -- Candidates: 4·k from the model's HNSW index by cosine distance, 4·k by BM25 with OR
 -- semantics over the query's lexemes (crates/pg_chunk_core/src/bm25.rs); fused by reciprocal
 -- rank, score = Σ 1 / (60 + rank).
+-- options ->> key as a number from low to high (fallback when the key is absent); anything else
+-- is 22023 naming the key.
+CREATE FUNCTION knowledge.number_option(options jsonb, key text, low float8, high float8, fallback float8) RETURNS float8
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    value float8 := CASE WHEN jsonb_typeof(options -> key) = 'number' THEN (options ->> key)::float8 END;
+BEGIN
+    IF NOT options ? key THEN
+        RETURN fallback;
+    END IF;
+    IF value IS NULL OR value < low OR value > high THEN
+        RAISE EXCEPTION 'search option % must be a number from % to %, not %', key, low, high, options -> key
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN value;
+END
+$$;
+
 CREATE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
 RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
                vector_rank int, text_rank int, similarity float8, below_min_score boolean)
@@ -68,20 +86,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
-    IF options ? 'k1' THEN
-        k1 := CASE WHEN jsonb_typeof(options -> 'k1') = 'number' THEN (options ->> 'k1')::float8 END;
-        IF k1 IS NULL OR k1 < 0 OR k1 > 10 THEN
-            RAISE EXCEPTION 'search option k1 must be a number from 0 to 10, not %', options -> 'k1'
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-    END IF;
-    IF options ? 'b' THEN
-        b := CASE WHEN jsonb_typeof(options -> 'b') = 'number' THEN (options ->> 'b')::float8 END;
-        IF b IS NULL OR b < 0 OR b > 1 THEN
-            RAISE EXCEPTION 'search option b must be a number from 0 to 1, not %', options -> 'b'
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-    END IF;
+    k1 := knowledge.number_option(options, 'k1', 0, 10, k1);
+    b := knowledge.number_option(options, 'b', 0, 1, b);
     IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
         RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -20,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 source bench/python_env.sh
+source bench/python_docs.sh
 
 PER_RANGE=${PER_RANGE:-25}
 SEED=${SEED:-2026}
@@ -31,14 +32,7 @@ HERE=bench/quality
 sql() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 
 step "quality: the Python 3.11 documentation"
-mkdir -p "$OUT"
-deb=$(compgen -G "$OUT/python3.11-doc_*_all.deb" | head -n1 || true)
-if [ -z "$deb" ]; then
-    (cd "$OUT" && apt-get download python3.11-doc)
-    deb=$(compgen -G "$OUT/python3.11-doc_*_all.deb" | head -n1)
-fi
-rm -rf "$OUT/doc" && dpkg-deb -x "$deb" "$OUT/doc"
-sources=$OUT/doc/usr/share/doc/python3.11/html/_sources
+unpack_python_docs "$OUT"
 python3 $HERE/sections.py "$sources" "$OUT/sections.csv"
 say "$(basename "$deb"): $(python3 -c 'import csv, sys; print(sum(1 for _ in csv.reader(open(sys.argv[1]))))' "$OUT/sections.csv") sections"
 

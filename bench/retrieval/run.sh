@@ -25,6 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
+source bench/python_docs.sh
 
 HERE=bench/retrieval
 QUALITY=bench/quality
@@ -39,14 +40,7 @@ sql() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 command="SETS=$SETS CONFIGS=$CONFIGS K=$K${RESULTS:+ RESULTS=$RESULTS} bash bench/retrieval/run.sh"
 
 step "retrieval: the Python 3.11 documentation"
-mkdir -p "$OUT"
-deb=$(compgen -G "$OUT/python3.11-doc_*_all.deb" | head -n1 || true)
-if [ -z "$deb" ]; then
-    (cd "$OUT" && apt-get download python3.11-doc)
-    deb=$(compgen -G "$OUT/python3.11-doc_*_all.deb" | head -n1)
-fi
-rm -rf "$OUT/doc" && dpkg-deb -x "$deb" "$OUT/doc"
-sources=$OUT/doc/usr/share/doc/python3.11/html/_sources
+unpack_python_docs "$OUT"
 say "$(basename "$deb")"
 
 step "retrieval: database $DB"
