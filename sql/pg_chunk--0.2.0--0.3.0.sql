@@ -44,6 +44,41 @@ BEGIN
 END
 $$;
 
+-- pg_chunk.maintain_chunks is superuser-only now; the triggers read it through pg_chunk (which a
+-- placeholder set before pg_chunk was loaded cannot bypass).
+CREATE  FUNCTION "maintains_chunks"() RETURNS bool /* bool */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'maintains_chunks_wrapper';
+
+CREATE OR REPLACE FUNCTION knowledge.documents_sync() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    IF knowledge.maintains_chunks() THEN
+        PERFORM knowledge.sync_document(NEW.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.chunk_configs_sync() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    IF NOT knowledge.maintains_chunks() THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
+        DELETE FROM knowledge.chunks AS c USING knowledge.documents AS d
+        WHERE c.chunk_config = NEW.name AND d.id = c.document_id AND d.chunk_config IS NULL;
+    END IF;
+    IF TG_OP = 'INSERT' OR OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model
+       OR (NEW.active AND NOT OLD.active) THEN
+        PERFORM knowledge.rechunk_all(NEW.name);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 DROP AGGREGATE knowledge.tsquery_or_all (tsquery);
 
 -- Chunks with CJK text get the tsvector of their bigrams, before the statistics count them.

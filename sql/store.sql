@@ -339,8 +339,7 @@ $$;
 CREATE FUNCTION knowledge.documents_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
-    -- Unset until pg_chunk's library is loaded in this backend, which may not have happened yet.
-    IF coalesce(current_setting('pg_chunk.maintain_chunks', true), 'on')::boolean THEN
+    IF knowledge.maintains_chunks() THEN
         PERFORM knowledge.sync_document(NEW.id);
     END IF;
     RETURN NULL;
@@ -388,7 +387,7 @@ FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_changed();
 CREATE FUNCTION knowledge.chunk_configs_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
-    IF NOT coalesce(current_setting('pg_chunk.maintain_chunks', true), 'on')::boolean THEN
+    IF NOT knowledge.maintains_chunks() THEN
         RETURN NULL;
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN

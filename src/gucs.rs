@@ -23,6 +23,11 @@ static DEFAULT_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>
 /// at once, and each one using every core would oversubscribe the machine.
 static THREADS: GucSetting<i32> = GucSetting::<i32>::new(1);
 
+/// The most ONNX Runtime threads one backend may use whatever pg_chunk.threads asks (which any
+/// role may set). Superuser-only, so that no role can take every core. 0, the default, means
+/// the machine's cores.
+static MAX_THREADS: GucSetting<i32> = GucSetting::<i32>::new(0);
+
 /// Sentences per inference batch. 16 was faster than 64 for MiniLM on this project's 2-core
 /// machines (less padding in each batch).
 static BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
@@ -33,8 +38,9 @@ static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 
 /// Whether the triggers on knowledge.documents keep knowledge.chunks in step. On by default;
 /// a restore turns it off for its session (PGOPTIONS='-c pg_chunk.maintain_chunks=off'), because
-/// the dump already holds the chunks and embeddings the triggers would recompute. Read by the
-/// triggers in sql/store.sql.
+/// the dump already holds the chunks and embeddings the triggers would recompute. Superuser-only:
+/// a role that may write documents must not be able to write them without chunks. Read by the
+/// triggers in sql/store.sql through knowledge.maintains_chunks().
 static MAINTAIN_CHUNKS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 /// Databases the background workers serve (comma-separated), each with its own workers; read
@@ -102,7 +108,7 @@ pub fn init() {
         c"Whether changes to knowledge.documents rechunk and re-embed them.",
         c"Turn off only to load a dump that already holds knowledge.chunks.",
         &MAINTAIN_CHUNKS,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
@@ -131,6 +137,16 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    GucRegistry::define_int_guc(
+        c"pg_chunk.max_threads",
+        c"The most ONNX Runtime threads a backend may use, whatever pg_chunk.threads asks.",
+        c"0 means the machine's cores.",
+        &MAX_THREADS,
+        0,
+        1024,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
     GucRegistry::define_int_guc(c"pg_chunk.batch_size", c"Sentences per inference batch.", c"", &BATCH_SIZE, 1, 1024, GucContext::Userset, GucFlags::default());
     GucRegistry::define_int_guc(
         c"pg_chunk.embedding_cache_mb",
@@ -156,8 +172,18 @@ pub fn default_model() -> String {
     string_setting(&DEFAULT_MODEL)
 }
 
-pub fn threads() -> usize {
-    THREADS.get().max(1) as usize
+/// (threads to use, threads asked for): pg_chunk.threads clamped to pg_chunk.max_threads.
+pub fn threads() -> (usize, usize) {
+    let asked = THREADS.get().max(1) as usize;
+    let most = match MAX_THREADS.get() {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n as usize,
+    };
+    (asked.min(most.max(1)), asked)
+}
+
+pub fn maintain_chunks() -> bool {
+    MAINTAIN_CHUNKS.get()
 }
 
 pub fn batch_size() -> usize {

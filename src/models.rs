@@ -100,11 +100,15 @@ pub fn model_file_sha256(name: &str) -> Result<String, Error> {
 /// its registration or the settings it was loaded with changed).
 pub fn with_model<R>(name: &str, f: impl FnOnce(&mut dyn SentenceModel) -> R) -> Result<R, Error> {
     let (spec, row_json) = model_spec(name)?;
-    let runtime = RuntimeOptions { library_path: gucs::onnxruntime_library(), threads: gucs::threads() };
+    let (threads, asked) = gucs::threads();
+    let runtime = RuntimeOptions { library_path: gucs::onnxruntime_library(), threads };
     let fingerprint = format!("{row_json}|{}|{}|{}", spec.model_file.display(), runtime.library_path.display(), runtime.threads);
     LOADED.with_borrow_mut(|loaded| {
         if loaded.get(name).is_none_or(|l| l.fingerprint != fingerprint) {
             loaded.remove(name);
+            if asked > threads {
+                ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, format!("pg_chunk.threads is {asked}, above pg_chunk.max_threads: model \"{name}\" runs with {threads}"));
+            }
             let started = Instant::now();
             let model = load_model(&spec, &runtime).map_err(|e| Error::embed(e, &spec))?;
             record(name, |s| {

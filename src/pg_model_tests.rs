@@ -113,12 +113,16 @@ mod tests {
             sqlstate_and_message("UPDATE knowledge.models SET model_file = 'x'").0,
             sqlstate_and_message("SET pg_chunk.model_dir = '/etc'").0,
             sqlstate_and_message("SET pg_chunk.onnxruntime_library = '/tmp/evil.so'").0,
+            // Writing documents without their chunks, or taking more cores than allowed.
+            sqlstate_and_message("SET pg_chunk.maintain_chunks = off").0,
+            sqlstate_and_message("SET pg_chunk.max_threads = 64").0,
+            sqlstate_and_message("SET pg_chunk.threads = 64").0,
             sqlstate_and_message("SELECT count(*) FROM knowledge.models").0,
             sqlstate_and_message("SELECT count(*) FROM knowledge.chunk('Any role may chunk. And embed.')").0,
             sqlstate_and_message("SELECT knowledge.embed('any role may embed')").0,
         ];
         Spi::run("RESET ROLE").unwrap();
-        assert_eq!(results, ["42501", "42501", "42501", "42501", "00000", "00000", "00000"]);
+        assert_eq!(results, ["42501", "42501", "42501", "42501", "42501", "42501", "00000", "00000", "00000", "00000"]);
     }
 
     #[pg_test]

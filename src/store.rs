@@ -90,6 +90,15 @@ fn embedding_text<'a>(content: &'a str, metadata: &JsonB) -> Cow<'a, str> {
     }
 }
 
+/// pg_chunk.maintain_chunks, as the triggers of sql/store.sql read it. Calling it loads pg_chunk
+/// in the backend first, which defines the setting: a value set before that, as an unknown
+/// placeholder, by a role that may not set it, is then refused (a WARNING) and the default
+/// holds. `current_setting` alone would read the placeholder.
+#[pg_extern(stable, parallel_safe)]
+fn maintains_chunks() -> bool {
+    gucs::maintain_chunks()
+}
+
 /// The sha256 of the weights file `model` is registered with (NULL for lexical, which has
 /// none): knowledge.embedding_runs records it, so each stored vector says which weights made it.
 #[pg_extern(volatile, parallel_safe, strict)]

@@ -157,3 +157,19 @@ fn without_max_size_chunks_fit_what_the_model_reads() {
     let got = notices.lock().unwrap().clone();
     assert!(got.iter().any(|n| n.contains("max_size is unset") && n.contains("254 tokens")), "{got:?}");
 }
+
+#[test]
+fn threads_above_max_threads_are_clamped_with_a_notice() {
+    let (mut client, notices) = connect_collecting_notices();
+    // Any role may ask for threads; pg_chunk.max_threads (superuser-only) caps them.
+    client.batch_execute("SET pg_chunk.max_threads = 1; SET pg_chunk.threads = 2").unwrap();
+    let dims: i32 = client.query_one("SELECT vector_dims(knowledge.embed('clamped threads', 'all-minilm-l6-v2'))", &[]).unwrap().get(0);
+    assert_eq!(dims, 384);
+    let got = notices.lock().unwrap().clone();
+    assert!(got.iter().any(|n| n.starts_with("NOTICE") && n.contains("pg_chunk.threads is 2") && n.contains("runs with 1")), "{got:?}");
+    // Within the cap: no notice.
+    notices.lock().unwrap().clear();
+    client.batch_execute("SET pg_chunk.max_threads = 2").unwrap();
+    client.query_one("SELECT knowledge.embed('clamped threads', 'all-minilm-l6-v2')", &[]).unwrap();
+    assert!(notices.lock().unwrap().iter().all(|n| !n.contains("max_threads")), "{:?}", notices.lock().unwrap());
+}
