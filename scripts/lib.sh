@@ -16,6 +16,29 @@ pg_chunk_models_dir() { printf '%s/pg_chunk/models' "$(pg_sharedir)"; }
 # The sha256 of a file as 64 hex digits, or nothing when the file is missing.
 file_sha256() { if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; fi; }
 
+# The installer's Python environment for making model files, with scripts/model-venv.txt
+# (created once, topped up when the file pins something new). pip may take onnxruntime's wheel
+# from the wheel cache models.sh fills. Sets MODEL_VENV.
+MODEL_VENV=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/model-venv
+ensure_model_venv() {
+    local requirements=scripts/model-venv.txt installed missing
+    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+        say "installing python3-venv"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+    fi
+    [ -x "$MODEL_VENV/bin/python" ] || { say "creating $MODEL_VENV"; python3 -m venv "$MODEL_VENV"; }
+    installed=$("$MODEL_VENV/bin/python" -m pip freeze 2>/dev/null || true)
+    missing=$(grep -vE '^\s*(#|$)' "$requirements" | while read -r requirement; do
+        grep -qixF "$requirement" <<<"$installed" || printf '%s ' "$requirement"
+    done)
+    if [ -n "$missing" ]; then
+        say "installing into $MODEL_VENV: $missing"
+        "$MODEL_VENV/bin/python" -m pip install -q --progress-bar off \
+            --find-links "${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/wheels" -r "$requirements"
+    fi
+}
+
 # Debian 12 ships no pgvector 0.8.0; Debian 13's source package has it. Adds a deb-src entry
 # for trixie that reuses the Debian mirror this machine is already configured with. (0.8.4 and
 # later fix an HNSW VACUUM race, tests/pgvector.rs, but the archive serves us no later version.)

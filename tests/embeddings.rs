@@ -18,19 +18,66 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (norm(a) * norm(b))
 }
 
-#[test]
-fn sql_embeddings_equal_the_python_onnxruntime_reference() {
+fn parity_fixture() -> (Vec<String>, serde_json::Map<String, serde_json::Value>) {
     let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/parity.json")).unwrap()).unwrap();
     let sentences: Vec<String> = serde_json::from_value(fixture["sentences"].clone()).unwrap();
     assert!(sentences.len() >= 50);
+    (sentences, fixture["embeddings"].as_object().unwrap().clone())
+}
+
+/// The fixture's float32 reference for a model folder is what this registration computes.
+fn float_registration(fixture_model: &str) -> String {
+    match fixture_model {
+        "all-minilm-l6-v2" => "all-minilm-l6-v2-float".into(),
+        other => other.into(),
+    }
+}
+
+#[test]
+fn sql_embeddings_equal_the_python_onnxruntime_reference() {
+    let (sentences, embeddings) = parity_fixture();
     let mut client = connect();
-    for (model, reference) in fixture["embeddings"].as_object().unwrap() {
+    for (fixture_model, reference) in &embeddings {
+        let model = float_registration(fixture_model);
         let reference: Vec<Vec<f32>> = serde_json::from_value(reference.clone()).unwrap();
         for (sentence, expected) in sentences.iter().zip(&reference) {
-            let got = embedding(&mut client, sentence, model);
+            let got = embedding(&mut client, sentence, &model);
             let similarity = cosine(&got, expected);
             assert!(similarity >= 0.9999, "{model}: cosine {similarity} for {sentence:?}");
         }
+    }
+}
+
+/// Mean and least cosine between two models' SQL embeddings of the same sentences.
+fn agreement(client: &mut Client, sentences: &[String], model: &str, float: &str) -> (f64, f64) {
+    let cosines: Vec<f64> = sentences
+        .iter()
+        .map(|sentence| cosine(&embedding(client, sentence, model), &embedding(client, sentence, float)))
+        .collect();
+    (cosines.iter().sum::<f64>() / cosines.len() as f64, cosines.iter().copied().fold(1.0, f64::min))
+}
+
+#[test]
+fn integer_models_agree_with_their_float_copies() {
+    // Issue 21's quality gate: mean cosine >= 0.99 and least >= 0.98 to the float model, on the
+    // parity sentences (MiniLM) and on the e5 fixture's English, Chinese and Hindi ones.
+    let (sentences, _) = parity_fixture();
+    let e5: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/e5_parity.json")).unwrap()).unwrap();
+    let e5_sentences: Vec<String> = serde_json::from_value(e5["all_sentences"].clone()).unwrap();
+    let mut client = connect();
+    let files: Vec<String> = client
+        .query("SELECT model_file FROM knowledge.models WHERE name IN ('all-minilm-l6-v2', 'multilingual-e5-small') ORDER BY name", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(files, ["all-minilm-l6-v2/model.int8.onnx", "multilingual-e5-small/model.int8.onnx"], "the defaults are the integer copies");
+    for (model, texts) in [("all-minilm-l6-v2", &sentences), ("multilingual-e5-small", &e5_sentences)] {
+        let float = format!("{model}-float");
+        let (mean, least) = agreement(&mut client, texts, model, &float);
+        assert!(mean >= 0.99 && least >= 0.98, "{model} against {float} over {} sentences: mean cosine {mean:.4}, least {least:.4}", texts.len());
+        // Not the same computation under two names.
+        assert!(least < 0.9999, "{model}: least cosine {least} to {float}");
     }
 }
 

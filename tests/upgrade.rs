@@ -11,6 +11,14 @@ fn objects(client: &mut Client) -> BTreeSet<String> {
     client.query(OBJECTS, &[]).unwrap().iter().map(|row| row.get(0)).collect()
 }
 
+/// The installed models' rows, and whether pg_dump leaves each out (the extension brings them).
+fn models(client: &mut Client) -> Vec<String> {
+    let sql = "SELECT m::text || ' dumped: ' || (SELECT c.extcondition[array_position(c.extconfig, 'knowledge.models'::regclass)]
+                                              FROM pg_extension AS c WHERE c.extname = 'pg_chunk')
+               FROM knowledge.models AS m ORDER BY name";
+    client.query(sql, &[]).unwrap().iter().map(|row| row.get(0)).collect()
+}
+
 fn default_version(client: &mut Client) -> String {
     client.query_one("SELECT default_version FROM pg_available_extensions WHERE name = 'pg_chunk'", &[]).unwrap().get(0)
 }
@@ -45,6 +53,7 @@ fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data()
     let mut fresh = fresh_database("upgrade_fresh");
     let current = default_version(&mut fresh);
     let want = objects(&mut fresh);
+    let want_models = models(&mut fresh);
     for version in earlier_versions(&mut fresh) {
         let mut client = empty_database("upgrade_from");
         client.batch_execute(&format!("SET client_min_messages = warning; CREATE EXTENSION pg_chunk VERSION '{version}' CASCADE")).unwrap();
@@ -61,6 +70,7 @@ fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data()
         let extra: Vec<_> = got.difference(&want).collect();
         assert!(missing.is_empty() && extra.is_empty(), "{version} → {current} differs from a fresh install.\nmissing after the update:\n{missing:#?}\nonly after the update:\n{extra:#?}");
 
+        assert_eq!(models(&mut client), want_models, "{version} → {current}: the installed models as a fresh install has them");
         assert_eq!(chunk_rows(&mut client, id), chunks_before, "the update keeps the chunks");
         let stats: Vec<String> = client.query(TEXT_STATS_MISMATCHES, &[]).unwrap().iter().map(|row| row.get(0)).collect();
         assert!(stats.is_empty(), "{version} → {current}: BM25's statistics differ from the chunks': {stats:?}");

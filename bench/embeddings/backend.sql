@@ -7,6 +7,8 @@
 --    first call (load, registry lookup, first inference);
 -- 3. resident memory after embedding the 2,000 corpus sentences in one embed_batch call with the
 --    embedding cache off (the cache, 64 MB by default, would add up to its size on top).
+-- RssAnon (VmRSS less RssFile and RssShmem) is the backend's private memory: what every backend
+-- that embeds adds again. RssFile (the mapped weights and libraries) is the page cache's, shared.
 -- Prints "key<TAB>value" rows; memory in kB.
 \set ON_ERROR_STOP on
 SET pg_chunk.embedding_cache_mb = 0;
@@ -30,7 +32,7 @@ BEGIN
     IF loaded > 0 THEN
         RAISE EXCEPTION 'this backend has already loaded a model';
     END IF;
-    INSERT INTO result VALUES ('rss_before_kb', pg_temp.status_kb('VmRSS'));
+    INSERT INTO result VALUES ('rss_before_kb', pg_temp.status_kb('VmRSS')), ('rss_anon_before_kb', pg_temp.status_kb('RssAnon'));
 
     started := clock_timestamp();
     PERFORM knowledge.embed('x', model_name);

