@@ -12,6 +12,7 @@
 mod batching;
 pub mod cache;
 mod error;
+mod mapped;
 mod pooling;
 mod runtime;
 mod safetensors;

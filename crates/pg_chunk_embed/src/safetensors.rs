@@ -2,21 +2,66 @@
 //! parse here: 8 bytes little-endian header length, a JSON header mapping tensor names to
 //! `{dtype, shape, data_offsets}` (offsets relative to the end of the header), then raw data.
 
+use std::ops::Deref;
+
 use serde_json::Value;
 
 use crate::error::EmbedError;
+use crate::mapped::MappedFile;
+
+/// A safetensors file's bytes: mapped (the page cache's copy, one for every backend) or read.
+pub(crate) enum FileBytes {
+    Mapped(MappedFile),
+    #[cfg_attr(not(test), allow(dead_code))]
+    Read(Vec<u8>),
+}
+
+impl Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(file) => file.bytes(),
+            FileBytes::Read(bytes) => bytes,
+        }
+    }
+}
 
 /// A `rows × dimension` table of f32, row-major: row `id` is token `id`'s vector.
 pub(crate) struct EmbeddingTable {
     pub rows: usize,
     pub dimension: usize,
-    pub values: Vec<f32>,
+    values: Values,
+}
+
+/// The table's values: in the file itself when they sit at an f32 boundary (always, in a mapped
+/// file whose data section does), else a copy.
+enum Values {
+    InFile { file: FileBytes, start: usize },
+    Copied(Vec<f32>),
 }
 
 impl EmbeddingTable {
+    pub fn values(&self) -> &[f32] {
+        match &self.values {
+            Values::InFile { file, start } => {
+                let bytes = &file[*start..*start + self.rows * self.dimension * 4];
+                // SAFETY: read_embedding_table checked that these bytes lie inside the file and
+                // start at an f32 boundary, and on a little-endian machine their layout is
+                // [f32]'s; the file outlives the slice, which borrows self.
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f32>(), bytes.len() / 4) }
+            }
+            Values::Copied(values) => values,
+        }
+    }
+
     pub fn row(&self, id: usize) -> Option<&[f32]> {
-        self.values
+        self.values()
             .get(id * self.dimension..(id + 1) * self.dimension)
+    }
+
+    #[cfg(test)]
+    fn is_in_file(&self) -> bool {
+        matches!(self.values, Values::InFile { .. })
     }
 }
 
@@ -33,7 +78,7 @@ struct TensorEntry {
 /// per-token `weights` or a vocabulary `mapping` — are refused rather than half-read, because
 /// ignoring those tensors would give wrong vectors without any sign.
 pub(crate) fn read_embedding_table(
-    file: &[u8],
+    file: FileBytes,
     source: &str,
 ) -> Result<EmbeddingTable, EmbedError> {
     let invalid = |why: String| EmbedError::InvalidModel(format!("{source}: {why}"));
@@ -118,10 +163,19 @@ pub(crate) fn read_embedding_table(
     if dimension == 0 {
         return Err(invalid(format!("tensor {} has dimension 0", table.name)));
     }
-    let values = data[table.start..table.end]
-        .chunks_exact(4)
-        .map(|bytes| f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
-        .collect();
+    let start = 8 + header_length + table.start;
+    let in_place = cfg!(target_endian = "little")
+        && (file.as_ptr() as usize + start) % std::mem::align_of::<f32>() == 0;
+    let values = if in_place {
+        Values::InFile { file, start }
+    } else {
+        Values::Copied(
+            file[start..8 + header_length + table.end]
+                .chunks_exact(4)
+                .map(|bytes| f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+                .collect(),
+        )
+    };
     Ok(EmbeddingTable {
         rows,
         dimension,
@@ -170,7 +224,7 @@ mod tests {
     }
 
     fn error_of(bytes: &[u8]) -> String {
-        match read_embedding_table(bytes, "test.safetensors") {
+        match read_embedding_table(FileBytes::Read(bytes.to_vec()), "test.safetensors") {
             Ok(_) => panic!("expected an error"),
             Err(error) => error.to_string(),
         }
@@ -180,7 +234,7 @@ mod tests {
     fn reads_the_embeddings_tensor() {
         let data = f32_bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, -6.5]);
         let header = r#"{"__metadata__":{"format":"pt"},"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}"#;
-        let table = read_embedding_table(&file(header, &data), "t").unwrap();
+        let table = read_embedding_table(FileBytes::Read(file(header, &data)), "t").unwrap();
         assert_eq!((table.rows, table.dimension), (3, 2));
         assert_eq!(table.row(2), Some(&[5.0, -6.5][..]));
         assert_eq!(table.row(3), None);
@@ -190,8 +244,23 @@ mod tests {
     fn takes_the_only_2d_tensor_whatever_its_name() {
         let data = f32_bytes(&[1.0, 2.0]);
         let header = r#"{"table":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]}}"#;
-        let table = read_embedding_table(&file(header, &data), "t").unwrap();
-        assert_eq!(table.values, vec![1.0, 2.0]);
+        let table = read_embedding_table(FileBytes::Read(file(header, &data)), "t").unwrap();
+        assert_eq!(table.values(), [1.0, 2.0]);
+    }
+
+    #[test]
+    fn reads_values_in_place_at_an_f32_boundary_and_copies_them_elsewhere() {
+        let data = f32_bytes(&[1.0, 2.0, 3.0, 4.0]);
+        for pad in 0..4 {
+            // The header's length moves the data section by a byte at a time.
+            let header = format!(r#"{{"embeddings":{{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}}}{}"#, " ".repeat(pad));
+            let bytes = file(&header, &data);
+            let aligned = (bytes.as_ptr() as usize + 8 + header.len()) % 4 == 0;
+            let table = read_embedding_table(FileBytes::Read(bytes), "t").unwrap();
+            assert_eq!(table.values(), [1.0, 2.0, 3.0, 4.0]);
+            assert_eq!(table.row(1), Some(&[3.0, 4.0][..]));
+            assert_eq!(table.is_in_file(), aligned, "header of {} bytes", header.len());
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@ use tokenizers::Tokenizer;
 
 use crate::error::{require_file, EmbedError};
 use crate::pooling::l2_normalize;
-use crate::safetensors::{read_embedding_table, EmbeddingTable};
+use crate::mapped::MappedFile;
+use crate::safetensors::{read_embedding_table, EmbeddingTable, FileBytes};
 use crate::tokenize::{load_plain_tokenizer, with_prefix};
 use crate::word_cache::WordTokenizer;
 use crate::{EmbedOutput, ModelSpec, Role, SentenceModel};
@@ -26,13 +27,17 @@ impl StaticModel {
     pub(crate) fn load(spec: &ModelSpec) -> Result<Self, EmbedError> {
         require_file(&spec.model_file, "model file")?;
         let (tokenizer, _pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
-        let bytes = std::fs::read(&spec.model_file).map_err(|error| {
+        // Mapped, not read: the table is the page cache's, one copy for every backend.
+        let file = MappedFile::open(&spec.model_file).map_err(|error| {
             EmbedError::InvalidModel(format!(
                 "cannot read {}: {error}",
                 spec.model_file.display()
             ))
         })?;
-        let table = read_embedding_table(&bytes, &spec.model_file.display().to_string())?;
+        let table = read_embedding_table(
+            FileBytes::Mapped(file),
+            &spec.model_file.display().to_string(),
+        )?;
         if table.dimension != spec.dimension {
             return Err(EmbedError::DimensionMismatch {
                 expected: spec.dimension,

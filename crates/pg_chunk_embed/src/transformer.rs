@@ -6,14 +6,14 @@ use std::path::Path;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::{TensorElementType, TensorRef, ValueType};
-use tokenizers::{Encoding, Tokenizer};
+use tokenizers::Encoding;
 
 use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch};
 use crate::error::{require_file, EmbedError};
 use crate::pooling::{cls_pool, l2_normalize, mean_pool};
 use crate::word_cache::WordTokenizer;
 use crate::tokenize::{
-    load_plain_tokenizer, tokenizing_error, truncating_copy, with_prefix,
+    encode_truncated, load_plain_tokenizer, tokenizing_error, with_prefix,
 };
 use crate::{runtime, EmbedOutput, ModelSpec, Pooling, Role, RuntimeOptions, SentenceModel};
 
@@ -25,10 +25,9 @@ const DEFAULT_OUTPUT: &str = "last_hidden_state";
 pub(crate) struct TransformerModel {
     spec: ModelSpec,
     session: Session,
-    /// Cuts model inputs at `max_tokens`, special tokens included.
-    input_tokenizer: Tokenizer,
-    /// Counts without a limit, for `count_tokens`.
-    counting_tokenizer: WordTokenizer,
+    /// The model's tokenizer, without a limit of its own: `count_tokens` counts whole texts, and
+    /// model inputs are cut at `max_tokens` by `encode_truncated`.
+    tokenizer: WordTokenizer,
     pad_id: u32,
     /// BERT exports declare `token_type_ids`; others (DistilBERT, many e5 exports) do not, and
     /// ONNX Runtime refuses an input the graph does not declare.
@@ -85,8 +84,7 @@ impl TransformerModel {
         runtime_options: &RuntimeOptions,
     ) -> Result<Self, EmbedError> {
         require_file(&spec.model_file, "model file")?;
-        let (counting_tokenizer, pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
-        let input_tokenizer = truncating_copy(&counting_tokenizer, spec.max_tokens)?;
+        let (tokenizer, pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
         let environment = runtime::environment(&runtime_options.library_path)?;
         let optimization = if spec.optimize_graph {
             GraphOptimizationLevel::All
@@ -118,8 +116,7 @@ impl TransformerModel {
         Ok(TransformerModel {
             spec: spec.clone(),
             session,
-            input_tokenizer,
-            counting_tokenizer: WordTokenizer::new(counting_tokenizer),
+            tokenizer: WordTokenizer::new(tokenizer),
             pad_id,
             feeds_token_type_ids,
             output_name,
@@ -224,8 +221,11 @@ impl SentenceModel for TransformerModel {
                 if i % batch_size.max(1) == 0 {
                     between_batches();
                 }
-                self.input_tokenizer
-                    .encode_fast(with_prefix(&prefix, text).as_ref(), true)
+                encode_truncated(
+                    self.tokenizer.tokenizer(),
+                    with_prefix(&prefix, text).as_ref(),
+                    self.spec.max_tokens,
+                )
             })
             .collect::<Result<Vec<Encoding>, _>>()
             .map_err(tokenizing_error)?;
@@ -259,17 +259,19 @@ impl SentenceModel for TransformerModel {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        self.counting_tokenizer.count(text)
+        self.tokenizer.count(text)
     }
 
     fn passage_window(&self) -> usize {
         // What the model adds around a one-token passage: [CLS] and [SEP], and the prefix (whose
         // trailing space joins the passage's first token, as it does in every real input).
         let probe = "a";
-        let added = self
-            .input_tokenizer
-            .encode_fast(with_prefix(self.spec.prefix(Role::Passage), probe).as_ref(), true)
-            .map_or(self.spec.max_tokens, |encoding| encoding.len())
+        let added = encode_truncated(
+            self.tokenizer.tokenizer(),
+            with_prefix(self.spec.prefix(Role::Passage), probe).as_ref(),
+            self.spec.max_tokens,
+        )
+        .map_or(self.spec.max_tokens, |encoding| encoding.len())
             .saturating_sub(self.count_tokens(probe));
         self.spec.max_tokens.saturating_sub(added)
     }

@@ -35,6 +35,11 @@ impl WordTokenizer {
     }
 
     /// Calls `f` with each token id of `text`, without special tokens, in order.
+    /// The tokenizer itself, for encoding whole texts as the model reads them.
+    pub(crate) fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
     pub(crate) fn for_each_id(&self, text: &str, mut f: impl FnMut(u32)) -> Result<(), EmbedError> {
         if !self.wordwise {
             self.encode(text)?.iter().for_each(|&id| f(id));
