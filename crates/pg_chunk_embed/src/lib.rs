@@ -18,6 +18,7 @@ mod runtime;
 mod safetensors;
 mod static_model;
 mod tokenize;
+mod unigram;
 mod word_cache;
 mod transformer;
 

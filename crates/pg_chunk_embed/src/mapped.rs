@@ -71,8 +71,14 @@ mod tests {
         std::fs::write(&path, b"0123456789").unwrap();
         assert_eq!(MappedFile::open(&path).unwrap().bytes(), b"0123456789");
         std::fs::write(&path, b"").unwrap();
-        assert_eq!(MappedFile::open(&path).err().unwrap().kind(), io::ErrorKind::InvalidData);
-        assert_eq!(MappedFile::open(&dir.join("none")).err().unwrap().kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            MappedFile::open(&path).err().unwrap().kind(),
+            io::ErrorKind::InvalidData
+        );
+        assert_eq!(
+            MappedFile::open(&dir.join("none")).err().unwrap().kind(),
+            io::ErrorKind::NotFound
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -165,7 +165,7 @@ pub(crate) fn read_embedding_table(
     }
     let start = 8 + header_length + table.start;
     let in_place = cfg!(target_endian = "little")
-        && (file.as_ptr() as usize + start) % std::mem::align_of::<f32>() == 0;
+        && (file.as_ptr() as usize + start).is_multiple_of(std::mem::align_of::<f32>());
     let values = if in_place {
         Values::InFile { file, start }
     } else {

@@ -5,13 +5,13 @@
 //! every sentence of a document for semantic chunking.
 
 use tokenizers::models::ModelWrapper;
-use tokenizers::Tokenizer;
 
 use crate::error::{require_file, EmbedError};
 use crate::pooling::l2_normalize;
 use crate::mapped::MappedFile;
 use crate::safetensors::{read_embedding_table, EmbeddingTable, FileBytes};
-use crate::tokenize::{load_plain_tokenizer, with_prefix};
+use crate::tokenize::{load_plain_tokenizer, with_prefix, Tokenizer};
+use crate::unigram::TokenizerModel;
 use crate::word_cache::WordTokenizer;
 use crate::{EmbedOutput, ModelSpec, Role, SentenceModel};
 
@@ -157,9 +157,9 @@ impl SentenceModel for StaticModel {
 /// models have none there, and model2vec then drops nothing.
 fn unknown_token(tokenizer: &Tokenizer) -> Option<String> {
     match tokenizer.get_model() {
-        ModelWrapper::WordPiece(model) => Some(model.unk_token.clone()),
-        ModelWrapper::WordLevel(model) => Some(model.unk_token.clone()),
-        ModelWrapper::BPE(model) => model.unk_token.clone(),
-        ModelWrapper::Unigram(_) => None,
+        TokenizerModel::Library(ModelWrapper::WordPiece(model)) => Some(model.unk_token.clone()),
+        TokenizerModel::Library(ModelWrapper::WordLevel(model)) => Some(model.unk_token.clone()),
+        TokenizerModel::Library(ModelWrapper::BPE(model)) => model.unk_token.clone(),
+        TokenizerModel::Library(ModelWrapper::Unigram(_)) | TokenizerModel::Unigram(_) => None,
     }
 }

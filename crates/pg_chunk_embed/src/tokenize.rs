@@ -4,7 +4,23 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use tokenizers::{Encoding, PostProcessor, Tokenizer, TruncationDirection};
+use tokenizers::decoders::DecoderWrapper;
+use tokenizers::normalizers::NormalizerWrapper;
+use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+use tokenizers::processors::PostProcessorWrapper;
+use tokenizers::{Encoding, PostProcessor, TokenizerImpl, TruncationDirection};
+
+use crate::unigram::TokenizerModel;
+
+/// A `tokenizer.json` as pg_chunk loads it: `tokenizers`' pipeline, with a Unigram vocabulary
+/// held compactly (unigram.rs).
+pub(crate) type Tokenizer = TokenizerImpl<
+    TokenizerModel,
+    NormalizerWrapper,
+    PreTokenizerWrapper,
+    PostProcessorWrapper,
+    DecoderWrapper,
+>;
 
 use crate::error::{require_file, EmbedError};
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use tokenizers::normalizers::NormalizerWrapper;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
-use tokenizers::Tokenizer;
+use crate::tokenize::Tokenizer;
 
 use crate::error::EmbedError;
 use crate::tokenize::tokenizing_error;
