@@ -9,7 +9,8 @@ the graph optimisation setting that knowledge.models registers.
   batch      sort by token length (stable), cut into batches of 16, pad each to its longest row
              (pad id of [PAD], attention mask 0 there, token types 0)
   run        one InferenceSession, 1 intra-op and 1 inter-op thread, the CPU provider;
-             input_ids, attention_mask, token_type_ids as int64; output last_hidden_state
+             input_ids, attention_mask (and token_type_ids when the graph has it) as int64;
+             output last_hidden_state
   pool       mean over the tokens whose mask is 1, then L2-normalise
 
 It embeds one warm-up sentence first (as the SQL runs warm the model with one call), then the
@@ -47,6 +48,8 @@ class MiniLM:
         self.session = onnxruntime.InferenceSession(
             str(model_file), options, providers=["CPUExecutionProvider"]
         )
+        # As the extension: token types only for a graph that declares them.
+        self.feeds_types = any(i.name == "token_type_ids" for i in self.session.get_inputs())
 
     def embed(self, texts, batch_size, stages):
         """Unit vectors for `texts`, in input order; adds each stage's seconds to `stages`."""
@@ -73,9 +76,10 @@ class MiniLM:
             stages["pad"] += time.perf_counter() - started
 
             started = time.perf_counter()
-            (hidden,) = self.session.run(
-                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if self.feeds_types:
+                feeds["token_type_ids"] = types
+            (hidden,) = self.session.run(["last_hidden_state"], feeds)
             stages["run"] += time.perf_counter() - started
 
             started = time.perf_counter()

@@ -7,8 +7,13 @@
                 (sentence-transformers' rule; pg_chunk instead chooses where each batch ends by
                 a cost model, NOTES.md §5: that is one of its levers, not given to the peers),
                 `threads` intra-op and 1 inter-op thread, mean pooling over the attention mask,
-                L2 normalisation. The model file and graph optimisation are those pg_chunk
-                registers in sql/models.sql (model.optimized.onnx, optimisation off).
+                L2 normalisation. The model file is the float32 copy pg_chunk installs
+                (model.optimized.onnx, optimisation off: all-MiniLM-L6-v2 as a user runs it), or
+                the file named by PG_CHUNK_PEERS_MINILM_FILE in the same folder, e.g.
+                model.int8.onnx, pg_chunk's default: a graph that quantizes activations at run
+                time is then run one text at a time, as pg_chunk runs it (its vectors would
+                otherwise depend on the batch), and token types are fed only to a graph that
+                declares them.
   potion        potion-base-8m through model2vec's StaticModel loaded from the installed folder
                 (what a Chonkie or LangChain user would run; pg_chunk's static model does the same
                 arithmetic: no special tokens, [UNK] dropped, mean, L2 normalisation).
@@ -34,13 +39,15 @@ class MiniLM:
         import tokenizers
 
         model_dir = Path(model_dir)
+        if model_file is None and os.environ.get("PG_CHUNK_PEERS_MINILM_FILE"):
+            model_file = model_dir / os.environ["PG_CHUNK_PEERS_MINILM_FILE"]
         if model_file is None:
-            # pg_chunk's registration: the install-time optimised copy, loaded without optimising.
+            # The install-time optimised float copy, loaded without optimising.
             optimised = model_dir / "model.optimized.onnx"
             model_file = optimised if optimised.is_file() else model_dir / "model.onnx"
         model_file = Path(model_file)
         if optimize_graph is None:
-            optimize_graph = model_file.name != "model.optimized.onnx"
+            optimize_graph = model_file.name not in ("model.optimized.onnx", "model.int8.onnx")
         self.model_file = model_file
         self.optimize_graph = optimize_graph
         self.tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
@@ -57,14 +64,16 @@ class MiniLM:
             options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         self.session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self.dimension = 384
+        self.feeds_types = any(i.name == "token_type_ids" for i in self.session.get_inputs())
+        self.batch_size = 1 if b"DynamicQuantize" in model_file.read_bytes() else BATCH_SIZE
 
     def embed(self, texts):
         """Unit vectors for `texts`, in input order, as a (len(texts), 384) float32 array."""
         encodings = self.tokenizer.encode_batch_fast(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))  # stable
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for first in range(0, len(order), BATCH_SIZE):
-            batch = order[first : first + BATCH_SIZE]
+        for first in range(0, len(order), self.batch_size):
+            batch = order[first : first + self.batch_size]
             columns = max(len(encodings[i].ids) for i in batch)
             ids = np.full((len(batch), columns), self.pad_id, dtype=np.int64)
             mask = np.zeros((len(batch), columns), dtype=np.int64)
@@ -74,9 +83,10 @@ class MiniLM:
                 ids[row, :length] = encodings[i].ids
                 mask[row, :length] = 1
                 types[row, :length] = encodings[i].type_ids
-            (hidden,) = self.session.run(
-                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if self.feeds_types:
+                feeds["token_type_ids"] = types
+            (hidden,) = self.session.run(["last_hidden_state"], feeds)
             weights = mask.astype(np.float32)[:, :, None]
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)

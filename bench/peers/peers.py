@@ -204,7 +204,8 @@ def environment(args):
             versions[package] = None
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), None)
     return {"python": platform.python_version(), "versions": versions, "cpu": cpu, "cpus": os.cpu_count(),
-            "threads": args.threads, "minilm_dir": str(args.minilm_dir), "potion_dir": str(args.potion_dir)}
+            "threads": args.threads, "minilm_dir": str(args.minilm_dir), "potion_dir": str(args.potion_dir),
+            "minilm_file": os.environ.get("PG_CHUNK_PEERS_MINILM_FILE", "model.optimized.onnx")}
 
 
 def main():

@@ -153,7 +153,8 @@ def markdown(lines, pairs, environment):
         versions = ", ".join(f"{k} {v}" for k, v in environment.get("versions", {}).items() if v)
         out.append("")
         out.append(f"Peers: Python {environment.get('python')}, {versions}; {environment.get('threads')} intra-op "
-                   f"thread(s); CPU {environment.get('cpu')} ({environment.get('cpus')} cores).")
+                   f"thread(s); CPU {environment.get('cpu')} ({environment.get('cpus')} cores); the peers' MiniLM file: "
+                   f"{environment.get('minilm_file', 'model.optimized.onnx')}.")
     return "\n".join(out)
 
 

@@ -53,6 +53,7 @@ INSERT INTO q_methods (method, cfg) VALUES
     ('seed design (potion-base-8m)', '{"model": "potion-base-8m", "method": "threshold"}'),
     ('pg_chunk default (MiniLM)', '{"model": "all-minilm-l6-v2"}'),
     ('pg_chunk default (MiniLM float32)', '{"model": "all-minilm-l6-v2-float"}'),
+    ('pg_chunk default, max_size 2000 characters (MiniLM)', '{"model": "all-minilm-l6-v2", "max_size": 2000}'),
     ('pg_chunk default (potion-base-8m)', '{"model": "potion-base-8m"}'),
     ('pg_chunk default (lexical)', '{"model": "lexical"}'),
     ('pg_chunk recursive', '{"strategy": "recursive", "overlap": 0}'),
