@@ -39,17 +39,8 @@ psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE 
 sql -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION pg_chunk CASCADE' \
     -c "ALTER DATABASE $DB SET pg_chunk.embedding_cache_mb = 0"
 python3 bench/embeddings/man_text.py --out "$OUT/man7.csv"
+sql -v copies=3 -v documents=1000000 -f bench/queue/documents.sql <"$OUT/man7.csv"
 sql <<SQL
-CREATE TABLE bench_pages (page text PRIMARY KEY, body text NOT NULL);
-\\copy bench_pages FROM '$OUT/man7.csv' WITH (FORMAT csv)
--- Consecutive 20,000-character pieces of all the pages, in page order, three times over.
-CREATE TABLE bench_docs AS
-WITH corpus AS (SELECT string_agg(body, E'\n\n' ORDER BY page) AS text FROM bench_pages),
-     pieces AS (SELECT piece, substr(text, (piece - 1) * 20000 + 1, 20000) AS body
-                FROM corpus, generate_series(1, length(text) / 20000) AS piece)
-SELECT row_number() OVER (ORDER BY copy, piece) AS n, 'Copy ' || copy || '. ' || body AS body
-FROM pieces, generate_series(1, 3) AS copy;
-ALTER TABLE bench_docs ADD PRIMARY KEY (n);
 UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
 INSERT INTO knowledge.chunk_configs (name, model, mode, active)
 SELECT 'bench-' || mode || '-' || model, model, mode, false

@@ -32,19 +32,8 @@ psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE 
 sql -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION pg_chunk CASCADE' \
     -c "ALTER DATABASE $DB SET pg_chunk.embedding_cache_mb = 0"
 python3 bench/embeddings/man_text.py --out "$OUT/man7.csv"
-sql -v documents="$DOCUMENTS" <<SQL
-CREATE TABLE bench_pages (page text PRIMARY KEY, body text NOT NULL);
-\\copy bench_pages FROM '$OUT/man7.csv' WITH (FORMAT csv)
--- Consecutive 20,000-character pieces of all the pages, in page order, in numbered copies
--- until there are enough.
-CREATE TABLE bench_docs AS
-WITH corpus AS (SELECT string_agg(body, E'\n\n' ORDER BY page) AS text FROM bench_pages),
-     pieces AS (SELECT piece, substr(text, (piece - 1) * 20000 + 1, 20000) AS body
-                FROM corpus, generate_series(1, length(text) / 20000) AS piece)
-SELECT row_number() OVER (ORDER BY copy, piece) AS n, 'Copy ' || copy || '. ' || body AS body
-FROM pieces, generate_series(1, 20) AS copy;
-DELETE FROM bench_docs WHERE n > :documents;
-ALTER TABLE bench_docs ADD PRIMARY KEY (n);
+sql -v copies=20 -v documents="$DOCUMENTS" -f bench/queue/documents.sql <"$OUT/man7.csv"
+sql <<SQL
 CREATE SEQUENCE bench_next;
 UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
 INSERT INTO knowledge.chunk_configs (name, mode) VALUES ('bench-async', 'async');

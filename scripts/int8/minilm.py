@@ -17,26 +17,17 @@ moved the worst parity sentence most). --float keeps every layer float32, to che
 graph against the exported one. Deterministic: the same input gives the same bytes.
 """
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e5"))
+from convert import GraphBuilder  # noqa: E402
+
 LAYERS, HIDDEN, HEADS, FFN = 6, 384, 12, 1536
 KEPT_FLOAT = {(1, "output.dense")}  # (layer, linear) computed in float32
-
-
-class Graph:
-    def __init__(self):
-        self.nodes, self.initializers = [], []
-
-    def const(self, name, array):
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
-        return name
-
-    def node(self, op, inputs, outputs, domain="", **attrs):
-        self.nodes.append(helper.make_node(op, inputs, outputs, name=outputs[0], domain=domain, **attrs))
-        return outputs[0]
 
 
 def read_weights(model):
@@ -77,7 +68,7 @@ def linear(g, name, x, weight, bias, quantize):
 
 def build(weights, eps, all_float):
     w = lambda name: weights[name]
-    g = Graph()
+    g = GraphBuilder()
     g.node("Cast", ["attention_mask"], ["mask_i32"], to=TensorProto.INT32)
     g.node("Shape", ["input_ids"], ["seq_len"], start=1, end=2)
     g.node("Gather", [g.const("word", w("embeddings.word_embeddings.weight")), "input_ids"], ["words"])
