@@ -9,7 +9,7 @@
 #   bash bench/queue/workers.sh
 #
 # Needs what scripts/install.sh sets up; run as root. Restarts PostgreSQL (15 main) twice per
-# round and leaves pg_chunk.workers as it found it. Creates (and drops first) the database
+# round and leaves pg_chunk.workers and max_worker_processes as it found them. Creates (and drops first) the database
 # pg_chunk_bench_workers and adds it to pg_chunk.worker_databases. The embedding cache is off
 # in it, so that no worker is helped by what another backend embedded.
 set -euo pipefail
@@ -28,6 +28,15 @@ step "workers benchmark: database $DB and $DOCUMENTS documents of 20 KB"
 mkdir -p "$OUT"
 configure_workers "$DB"
 original_workers=$(psql -X -qAt -d postgres -c "SHOW pg_chunk.workers")
+# Every database of pg_chunk.worker_databases gets pg_chunk.workers workers, all out of
+# max_worker_processes (which PostgreSQL's own background workers share): make room for two each.
+original_max=$(psql -X -qAt -d postgres -c "SHOW max_worker_processes")
+databases=$(psql -X -qAt -d postgres -c "SHOW pg_chunk.worker_databases" | tr ',' '\n' | grep -c .)
+needed=$((2 * databases + 4))
+if ((original_max < needed)); then
+    say "max_worker_processes = $needed (was $original_max) while it runs: $databases worker databases"
+    psql -X -q -d postgres -c "ALTER SYSTEM SET max_worker_processes = $needed"
+fi
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 sql -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION pg_chunk CASCADE' \
     -c "ALTER DATABASE $DB SET pg_chunk.embedding_cache_mb = 0"
@@ -38,7 +47,7 @@ CREATE SEQUENCE bench_next;
 UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
 INSERT INTO knowledge.chunk_configs (name, mode) VALUES ('bench-async', 'async');
 SQL
-say "$(sql -c 'SELECT count(*) || '' documents, '' || round(sum(length(body)) / 1e6, 1) || '' MB'' FROM bench_docs')"
+say "$(sql -c "SELECT count(*) || ' documents, ' || round(sum(length(body)) / 1e6, 1) || ' MB' FROM bench_docs")"
 script=$OUT/insert.sql
 echo "INSERT INTO knowledge.documents (content, chunk_config)
 SELECT body, 'bench-async' FROM bench_docs WHERE n = (SELECT nextval('bench_next'));" >"$script"
@@ -70,7 +79,8 @@ for ((round = 1; round <= RUNS; round++)); do
     ((round % 2)) || order=(2 1)
     for workers in "${order[@]}"; do measure "$round" "$workers"; done
 done
-psql -X -q -d postgres -c "ALTER SYSTEM SET pg_chunk.workers = $original_workers"
+psql -X -q -d postgres -c "ALTER SYSTEM SET pg_chunk.workers = $original_workers" \
+    -c "ALTER SYSTEM SET max_worker_processes = $original_max"
 restart_cluster
 
 step "workers benchmark: results ($results), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores"
