@@ -10,6 +10,7 @@ use tokenizers::Encoding;
 
 use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch};
 use crate::error::{require_file, EmbedError};
+use crate::mapped::MappedFile;
 use crate::pooling::{cls_pool, l2_normalize, mean_pool};
 use crate::word_cache::WordTokenizer;
 use crate::tokenize::{
@@ -44,12 +45,12 @@ pub(crate) struct TransformerModel {
 /// every text gets the same vector wherever it is embedded. One text a run is also faster for
 /// such a graph on this kind of CPU, there being no padding to quantize and multiply. The op
 /// names are looked for in the file's bytes: an ONNX file names each node's operator in plain
-/// text, and a graph with its weights inside is still only read once, at load.
+/// text. The file is mapped, not read, so a graph with its weights inside costs no copy.
 fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> {
-    let bytes = std::fs::read(model_file).map_err(|error| {
+    let file = MappedFile::open(model_file).map_err(|error| {
         EmbedError::Runtime(format!("cannot read model {}: {error}", model_file.display()))
     })?;
-    Ok(memchr::memmem::find(&bytes, b"DynamicQuantize").is_some())
+    Ok(memchr::memmem::find(file.bytes(), b"DynamicQuantize").is_some())
 }
 
 /// Writes `output`, `model` as ONNX Runtime optimises it at the "extended" level (the highest
