@@ -10,6 +10,7 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::{Encoding, PostProcessor, TokenizerImpl, TruncationDirection};
 
+use crate::error::{require_file, EmbedError};
 use crate::unigram::TokenizerModel;
 
 /// A `tokenizer.json` as pg_chunk loads it: `tokenizers`' pipeline, with a Unigram vocabulary
@@ -21,8 +22,6 @@ pub(crate) type Tokenizer = TokenizerImpl<
     PostProcessorWrapper,
     DecoderWrapper,
 >;
-
-use crate::error::{require_file, EmbedError};
 
 /// Loads `path` with the file's own padding and truncation removed; also returns the id to pad
 /// with (the file's padding id, else `[PAD]`, else 0 — masked positions do not change the
