@@ -25,10 +25,19 @@ COMMENT ON FUNCTION knowledge.token_count(text, text) IS
 'Tokens in a text as the model''s tokenizer counts them, without special tokens.';
 
 COMMENT ON FUNCTION knowledge.embedding_stats() IS
-'Per model, in this backend: loads and load time, sentences embedded, cache hits, time spent embedding.';
+'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge.stored_vectors, chunk rows written.';
 
 COMMENT ON FUNCTION knowledge.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
+
+COMMENT ON FUNCTION knowledge.embed_chunks_stored(bigint[], text[], jsonb, text) IS
+'embed_chunks_batch for knowledge.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
+
+COMMENT ON TABLE knowledge.stored_vectors IS
+'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge.write_chunks; capped by pg_chunk.stored_vectors_mb.';
+
+COMMENT ON VIEW knowledge.embedding_run_stats IS
+'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
 
 COMMENT ON FUNCTION knowledge.process_queue(int, int) IS
 'Chunks, embeds and writes up to batch_size queued documents in the caller''s transaction; failures are retried with backoff, then moved to knowledge.failed. The background workers call it.';

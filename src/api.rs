@@ -246,9 +246,13 @@ fn embedding_stats() -> TableIterator<
         name!(sentences_embedded, i64),
         name!(cache_hits, i64),
         name!(embed_ms, f64),
+        name!(stored_hits, i64),
+        name!(chunks_written, i64),
     ),
 > {
-    TableIterator::new(models::stats().into_iter().map(|(name, s)| (name, s.loads, s.load_ms, s.sentences_embedded, s.cache_hits, s.embed_ms)))
+    TableIterator::new(
+        models::stats().into_iter().map(|(name, s)| (name, s.loads, s.load_ms, s.sentences_embedded, s.cache_hits, s.embed_ms, s.stored_hits, s.chunks_written)),
+    )
 }
 
 /// Embeds the inputs in one batched call with `model` (NULL: the default model), with a NOTICE

@@ -4,6 +4,8 @@
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::{record, with_model, LEXICAL};
+use crate::stored_vectors::StoredVectors;
+use pgrx::PgLogLevel;
 use crate::vector::Vector;
 use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::curve::Embeddings;
@@ -53,29 +55,59 @@ pub fn embed_texts(name: &str, model: &mut dyn SentenceModel, texts: &[&str], ro
     });
     let started = Instant::now();
     let mut truncated = 0;
+    let (mut stored_hits, mut embedded) = (0, 0);
     if !missing.is_empty() {
-        let output = model.embed(&missing, role, gucs::batch_size(), &mut || {
-            pgrx::check_for_interrupts!();
-        })?;
-        if output.dimension != dim {
-            return Err(EmbedError::DimensionMismatch { expected: dim, found: output.dimension });
-        }
-        truncated = output.truncated;
-        with_cache(|cache| {
-            for (text, vector) in missing.iter().zip(output.vectors.chunks_exact(dim)) {
-                for &i in &positions[text] {
-                    data[i * dim..(i + 1) * dim].copy_from_slice(vector);
-                }
-                cache.insert(&key, text, vector.to_vec());
+        let stored = StoredVectors::open(name, dim, role).unwrap_or_else(|e| raise(e));
+        let fill = |text: &str, vector: &[f32], data: &mut [f32]| {
+            for &i in &positions[text] {
+                data[i * dim..(i + 1) * dim].copy_from_slice(vector);
             }
-        });
+            with_cache(|cache| cache.insert(&key, text, vector.to_vec()));
+        };
+        if let Some(stored) = &stored {
+            let found = stored.find(&missing, dim).unwrap_or_else(|e| raise(e));
+            let mut still_missing = Vec::new();
+            for (text, vector) in missing.into_iter().zip(found) {
+                match vector {
+                    Some(vector) => {
+                        fill(text, &vector, &mut data);
+                        stored_hits += 1;
+                    }
+                    None => still_missing.push(text),
+                }
+            }
+            missing = still_missing;
+        }
+        if !missing.is_empty() {
+            let output = model.embed(&missing, role, gucs::batch_size(), &mut || {
+                pgrx::check_for_interrupts!();
+            })?;
+            if output.dimension != dim {
+                return Err(EmbedError::DimensionMismatch { expected: dim, found: output.dimension });
+            }
+            truncated = output.truncated;
+            embedded = missing.len();
+            for (text, vector) in missing.iter().zip(output.vectors.chunks_exact(dim)) {
+                fill(text, vector, &mut data);
+            }
+            if let Some(stored) = &stored {
+                stored.save(&missing, &output.vectors, dim).unwrap_or_else(|e| raise(e));
+            }
+        }
     }
     record(name, |stats| {
-        stats.sentences_embedded += missing.len() as i64;
+        stats.sentences_embedded += embedded as i64;
         stats.cache_hits += hits;
+        stats.stored_hits += stored_hits;
         stats.embed_ms += started.elapsed().as_secs_f64() * 1000.0;
     });
     Ok(Embedded { vectors: Embeddings::new(dim, data), truncated })
+}
+
+/// Raises `error` (an embedder's caller expects model errors only; the store's are rare).
+fn raise(error: Error) -> ! {
+    error.report("embed_texts").report(PgLogLevel::ERROR);
+    unreachable!("an ERROR does not return")
 }
 
 /// Vectors for the non-NULL inputs (NULL for NULL ones), embedded in one batched call, and how
@@ -97,6 +129,11 @@ pub fn embed_optional(inputs: &[Option<&str>], name: &str, role: Role) -> Result
     let mut rows = vectors.data.chunks_exact(vectors.dim.max(1)).map(|v| Some(Vector(v.to_vec())));
     let vectors = inputs.iter().map(|input| input.and_then(|_| rows.next().flatten())).collect();
     Ok(EmbeddedRows { vectors, truncated })
+}
+
+/// Empties this backend's cache (a model it holds vectors of was loaded again, changed).
+pub fn forget_cached_vectors() {
+    with_cache(|cache| cache.clear());
 }
 
 fn with_cache<R>(f: impl FnOnce(&mut EmbeddingCache) -> R) -> R {

@@ -36,6 +36,13 @@ static BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
 /// with another cfg then re-embeds nothing; 64 MB holds about 40,000 MiniLM sentences.
 static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 
+/// Room for knowledge.stored_vectors, in MB (0: vectors are neither stored nor looked up). The
+/// store looks every text up there before embedding it, so an edit embeds only what changed
+/// and a repeated paragraph is embedded once; past the cap the oldest vectors go first. 1 GB
+/// holds the sentence and chunk vectors of about 55 MB of documents with a 384-dimension model
+/// (README, "Reuse"). Superuser-only: it sizes a table every writer shares.
+static STORED_VECTORS_MB: GucSetting<i32> = GucSetting::<i32>::new(1024);
+
 /// Whether the triggers on knowledge.documents keep knowledge.chunks in step. On by default;
 /// a restore turns it off for its session (PGOPTIONS='-c pg_chunk.maintain_chunks=off'), because
 /// the dump already holds the chunks and embeddings the triggers would recompute. Superuser-only:
@@ -110,6 +117,16 @@ pub fn init() {
         &MAINTAIN_CHUNKS,
         GucContext::Suset,
         GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_chunk.stored_vectors_mb",
+        c"Room for knowledge.stored_vectors, the vectors the store reuses, in MB (0 turns reuse off).",
+        c"",
+        &STORED_VECTORS_MB,
+        0,
+        i32::MAX,
+        GucContext::Suset,
+        GucFlags::UNIT_MB,
     );
     GucRegistry::define_string_guc(
         c"pg_chunk.model_dir",
@@ -192,6 +209,10 @@ pub fn batch_size() -> usize {
 
 pub fn embedding_cache_bytes() -> usize {
     EMBEDDING_CACHE_MB.get().max(0) as usize * 1024 * 1024
+}
+
+pub fn stored_vectors_bytes() -> u64 {
+    STORED_VECTORS_MB.get().max(0) as u64 * 1024 * 1024
 }
 
 /// The databases named in pg_chunk.worker_databases, in order, without blanks or repeats.

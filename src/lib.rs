@@ -13,6 +13,7 @@ mod errors;
 mod gucs;
 mod models;
 mod store;
+mod stored_vectors;
 mod text_search;
 mod vector;
 mod worker;
@@ -22,7 +23,7 @@ mod worker;
 // The model registry comes first: functions read it at run time.
 extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
 // The store: documents, configs, chunks, vector indexes and the triggers that keep them in step.
-extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks_batch, model_file_sha256, check_chunk_config, maintains_chunks, embed]);
+extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks_batch, embed_chunks_stored, count_chunks_written, embedding_stats, model_file_sha256, check_chunk_config, maintains_chunks, embed]);
 // Mirroring users' tables into the store.
 extension_sql_file!("../sql/attach.sql", name = "attach", requires = ["store"]);
 // The text leg of search: tsvectors with CJK bigrams, BM25's statistics kept by triggers.

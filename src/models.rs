@@ -47,6 +47,10 @@ pub struct ModelStats {
     pub sentences_embedded: i64,
     pub cache_hits: i64,
     pub embed_ms: f64,
+    /// Vectors taken from knowledge.stored_vectors instead of being embedded.
+    pub stored_hits: i64,
+    /// Chunk rows knowledge.write_chunks inserted with vectors of this model.
+    pub chunks_written: i64,
 }
 
 thread_local! {
@@ -54,33 +58,56 @@ thread_local! {
     static LOADED: RefCell<HashMap<String, Loaded>> = RefCell::new(HashMap::new());
     static STATS: RefCell<BTreeMap<String, ModelStats>> = const { RefCell::new(BTreeMap::new()) };
     /// sha256 of model weights this backend has hashed, by each file's path, size and mtime.
-    static FILE_HASHES: RefCell<HashMap<Vec<(PathBuf, u64, SystemTime)>, String>> = RefCell::new(HashMap::new());
+    static FILE_HASHES: RefCell<HashMap<Vec<FileStamp>, String>> = RefCell::new(HashMap::new());
 }
 
-/// The sha256 (lowercase hex) of the weights model `name` is registered with: its model file,
-/// followed by `<model file>.data` when that exists (ONNX external weights, as in the installed
-/// MiniLM). knowledge.embedding_runs records it, so a run says exactly which weights made its
-/// vectors. Hashed once per backend while the files' sizes and modification times stay the same.
+/// A file's path, size and modification time: a model is loaded again, and its files hashed
+/// again, when any of these change.
+type FileStamp = (PathBuf, u64, SystemTime);
+
+/// The stamps of `files`, in order; a file that does not exist is left out.
+fn file_stamps(files: &[PathBuf]) -> Result<Vec<FileStamp>, Error> {
+    let mut stamps = Vec::new();
+    for file in files.iter().filter(|f| f.is_file()) {
+        let metadata = std::fs::metadata(file).map_err(|e| unreadable(file, e))?;
+        stamps.push((file.clone(), metadata.len(), metadata.modified().map_err(|e| unreadable(file, e))?));
+    }
+    Ok(stamps)
+}
+
+fn unreadable(path: &Path, error: std::io::Error) -> Error {
+    Error::Registry(format!("cannot read model file {}: {error}", path.display()))
+}
+
+/// The files holding a model's weights: its model file, followed by `<model file>.data` when
+/// that exists (ONNX external weights, as in the installed MiniLM).
+fn weights_files(spec: &ModelSpec) -> Result<Vec<FileStamp>, Error> {
+    let mut data_file = spec.model_file.clone().into_os_string();
+    data_file.push(".data");
+    let stamps = file_stamps(&[spec.model_file.clone(), PathBuf::from(data_file)])?;
+    if stamps.first().map(|s| &s.0) != Some(&spec.model_file) {
+        return Err(Error::embed(EmbedError::MissingFile { path: spec.model_file.clone(), what: "model file" }, spec));
+    }
+    Ok(stamps)
+}
+
+/// The sha256 (lowercase hex) of the weights model `name` is registered with (its model file,
+/// then its `.data` file if any). knowledge.embedding_runs records it, so a run says exactly
+/// which weights made its vectors.
 pub fn model_file_sha256(name: &str) -> Result<String, Error> {
     let (spec, _) = model_spec(name)?;
-    let mut weights_file = spec.model_file.clone().into_os_string();
-    weights_file.push(".data");
-    let files: Vec<PathBuf> = [spec.model_file.clone(), PathBuf::from(weights_file)].into_iter().filter(|f| f.is_file()).collect();
-    if files.first() != Some(&spec.model_file) {
-        return Err(Error::embed(EmbedError::MissingFile { path: spec.model_file.clone(), what: "model file" }, &spec));
-    }
-    let unreadable = |path: &Path, error: std::io::Error| Error::Registry(format!("cannot read model file {}: {error}", path.display()));
-    let mut key = Vec::new();
-    for file in &files {
-        let metadata = std::fs::metadata(file).map_err(|e| unreadable(file, e))?;
-        key.push((file.clone(), metadata.len(), metadata.modified().map_err(|e| unreadable(file, e))?));
-    }
-    if let Some(hash) = FILE_HASHES.with_borrow(|hashes| hashes.get(&key).cloned()) {
+    files_sha256(&weights_files(&spec)?)
+}
+
+/// The sha256 of the files' bytes one after the other, hashed once per backend while their
+/// sizes and modification times stay the same.
+fn files_sha256(stamps: &[FileStamp]) -> Result<String, Error> {
+    if let Some(hash) = FILE_HASHES.with_borrow(|hashes| hashes.get(stamps).cloned()) {
         return Ok(hash);
     }
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
-    for file in &files {
+    for (file, _, _) in stamps {
         let mut reader = std::fs::File::open(file).map_err(|e| unreadable(file, e))?;
         loop {
             check_for_interrupts!();
@@ -92,8 +119,33 @@ pub fn model_file_sha256(name: &str) -> Result<String, Error> {
         }
     }
     let hash: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
-    FILE_HASHES.with_borrow_mut(|hashes| hashes.insert(key, hash.clone()));
+    FILE_HASHES.with_borrow_mut(|hashes| hashes.insert(stamps.to_vec(), hash.clone()));
     Ok(hash)
+}
+
+/// What decides the vectors model `name` gives a text, as 32 bytes: every field of its row that
+/// changes them (not its name or description) and the sha256 of its weights and tokenizer
+/// files. knowledge.stored_vectors keys vectors by it, so a changed row or file never reuses a
+/// vector made before the change.
+pub fn vector_identity(name: &str) -> Result<[u8; 32], Error> {
+    let (spec, _) = model_spec(name)?;
+    let weights = files_sha256(&weights_files(&spec)?)?;
+    let tokenizer = files_sha256(&file_stamps(std::slice::from_ref(&spec.tokenizer_file))?)?;
+    let fields = format!(
+        "pg_chunk vector identity 1\0{:?}\0{}\0{}\0{}\0{:?}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{}\0{weights}\0{tokenizer}",
+        spec.kind,
+        spec.model_file.display(),
+        spec.tokenizer_file.display(),
+        spec.dimension,
+        spec.pooling,
+        spec.normalize,
+        spec.max_tokens,
+        spec.query_prefix,
+        spec.passage_prefix,
+        spec.output_name,
+        spec.optimize_graph,
+    );
+    Ok(Sha256::digest(fields.as_bytes()).into())
 }
 
 /// Runs `f` with the model named `name`, loading it first if this backend has not yet (or if
@@ -102,10 +154,15 @@ pub fn with_model<R>(name: &str, f: impl FnOnce(&mut dyn SentenceModel) -> R) ->
     let (spec, row_json) = model_spec(name)?;
     let (threads, asked) = gucs::threads();
     let runtime = RuntimeOptions { library_path: gucs::onnxruntime_library(), threads };
-    let fingerprint = format!("{row_json}|{}|{}|{}", spec.model_file.display(), runtime.library_path.display(), runtime.threads);
+    // A model file or tokenizer replaced under the same name is a change too.
+    let files = file_stamps(&[spec.model_file.clone(), spec.tokenizer_file.clone()])?;
+    let fingerprint = format!("{row_json}|{files:?}|{}|{}", runtime.library_path.display(), runtime.threads);
     LOADED.with_borrow_mut(|loaded| {
         if loaded.get(name).is_none_or(|l| l.fingerprint != fingerprint) {
-            loaded.remove(name);
+            if loaded.remove(name).is_some() {
+                // Vectors this backend cached from the model as it was must not be reused.
+                crate::embedding::forget_cached_vectors();
+            }
             if asked > threads {
                 ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, format!("pg_chunk.threads is {asked}, above pg_chunk.max_threads: model \"{name}\" runs with {threads}"));
             }

@@ -7,6 +7,7 @@ use crate::embedding::embed_optional;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::{self, LEXICAL};
+use crate::stored_vectors;
 use crate::vector::Vector;
 use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
@@ -45,14 +46,55 @@ fn embed_chunks_batch(
     >,
     ErrorReport,
 > {
+    embedded_chunk_rows(document_ids, docs, cfg, model, "embed_chunks_batch")
+}
+
+/// What knowledge.write_chunks stores: embed_chunks_batch, each text's vector looked up in
+/// knowledge.stored_vectors first and saved there when it had to be embedded (README, "Reuse").
+/// Volatile: it writes that table.
+#[pg_extern(volatile)]
+fn embed_chunks_stored(
+    document_ids: Option<Vec<Option<i64>>>,
+    docs: Option<Vec<Option<String>>>,
+    cfg: default!(Option<Cfg>, "'{}'"),
+    model: default!(Option<&str>, "NULL"),
+) -> Result<
+    TableIterator<
+        'static,
+        (
+            name!(document_id, i64),
+            name!(chunk_index, i32),
+            name!(content, String),
+            name!(char_offset, i32),
+            name!(char_length, i32),
+            name!(token_count, i32),
+            name!(metadata, JsonB),
+            name!(model, String),
+            name!(embedding, Option<Vector>),
+        ),
+    >,
+    ErrorReport,
+> {
+    stored_vectors::while_storing(|| embedded_chunk_rows(document_ids, docs, cfg, model, "embed_chunks_stored"))
+}
+
+type EmbeddedChunkTable = TableIterator<'static, (i64, i32, String, i32, i32, i32, JsonB, String, Option<Vector>)>;
+
+fn embedded_chunk_rows(
+    document_ids: Option<Vec<Option<i64>>>,
+    docs: Option<Vec<Option<String>>>,
+    cfg: Option<Cfg>,
+    model: Option<&str>,
+    function: &'static str,
+) -> Result<EmbeddedChunkTable, ErrorReport> {
     let (Some(ids), Some(docs), Some(cfg)) = (document_ids, docs, cfg) else { return Ok(TableIterator::new(Vec::new())) };
     if ids.len() != docs.len() {
         let message = format!("document_ids has {} elements and docs {}; they must match", ids.len(), docs.len());
-        return Err(Error::InvalidArgument(message).report("embed_chunks_batch"));
+        return Err(Error::InvalidArgument(message).report(function));
     }
     // A NULL id or document has no chunks.
     let pairs: Vec<(i64, &str)> = ids.iter().zip(&docs).filter_map(|(id, doc)| Some(((*id)?, doc.as_deref()?))).collect();
-    let rows = chunks_of_documents(&pairs, &cfg, model).map_err(|e| e.report("embed_chunks_batch"))?;
+    let rows = chunks_of_documents(&pairs, &cfg, model).map_err(|e| e.report(function))?;
     Ok(TableIterator::new(rows.into_iter().map(|(id, (index, content, offset, length, tokens, metadata, model, vector))| {
         (id, index, content, offset, length, tokens, metadata, model, vector)
     })))
@@ -88,6 +130,13 @@ fn embedding_text<'a>(content: &'a str, metadata: &JsonB) -> Cow<'a, str> {
         Some(context) => Cow::Owned(format!("{context}\n{content}")),
         None => Cow::Borrowed(content),
     }
+}
+
+/// Counts `chunks` rows that knowledge.write_chunks inserted with `model`'s vectors, for this
+/// backend's knowledge.embedding_stats().
+#[pg_extern(volatile, strict)]
+fn count_chunks_written(model: &str, chunks: i64) {
+    models::record(model, |stats| stats.chunks_written += chunks);
 }
 
 /// pg_chunk.maintain_chunks, as the triggers of sql/store.sql read it. Calling it loads pg_chunk

@@ -2,7 +2,7 @@
 //! configures for database pg_chunk_test_queue (scripts/test.sh: pg_chunk.worker_databases).
 //! The tests share that database, so they run one at a time.
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, topic_document, wait_for_worker};
+use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, prose_paragraphs, topic_document, wait_for_worker};
 use postgres::Client;
 use std::sync::Mutex;
 use std::thread;
@@ -120,4 +120,23 @@ fn updates_and_deletes_racing_the_worker_end_consistent() {
     assert_eq!(count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks"), remaining, "every remaining document has chunks");
     assert_store_exact(&mut client, "after updates and deletes raced the worker");
     assert_eq!(count(&mut client, "SELECT failed FROM knowledge.queue_status"), 0);
+}
+
+#[test]
+fn the_worker_reuses_vectors_as_a_sync_write_does() {
+    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut client = queue_database("('later', 'potion-base-8m', 'async')");
+    let mut paragraphs: Vec<String> = prose_paragraphs().into_iter().take(30).collect();
+    client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&paragraphs.join("\n\n")]).unwrap();
+    wait_for_queue(&mut client);
+    let inserted: i32 = client.query_one("SELECT vectors_embedded FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[]).unwrap().get(0);
+    paragraphs[15] = "Lighthouse keepers once trimmed the wicks every night. Their logbooks recorded each passing ship.".to_string();
+    client.execute("UPDATE knowledge.documents SET content = $1", &[&paragraphs.join("\n\n")]).unwrap();
+    wait_for_queue(&mut client);
+    let row = client.query_one("SELECT vectors_embedded, vectors_reused, chunks_kept FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[]).unwrap();
+    let (embedded, reused, kept): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
+    // Two new sentences and the few chunks around them, against everything at the insert.
+    assert!(embedded <= 8 && reused > 0 && kept > 0, "the edit embedded {embedded}, reused {reused}, kept {kept}; the insert embedded {inserted}");
+    assert!(inserted > 50, "{inserted}");
+    assert_store_exact(&mut client, "after the worker wrote an edit");
 }

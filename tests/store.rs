@@ -125,7 +125,10 @@ fn rechunk_replaces_chunks_and_reports_progress() {
     let old_ids = count(&mut client, "SELECT max(id) FROM knowledge.chunks");
     let written: i32 = client.query_one("SELECT knowledge.rechunk($1, 'default')", &[&ids[0]]).unwrap().get(0);
     assert_eq!(i64::from(written), count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {}", ids[0])));
-    assert!(count(&mut client, &format!("SELECT min(id) FROM knowledge.chunks WHERE document_id = {}", ids[0])) > old_ids, "rewritten rows");
+    // Nothing changed, so every row stays as it was (README, "Reuse").
+    assert!(count(&mut client, &format!("SELECT max(id) FROM knowledge.chunks WHERE document_id = {}", ids[0])) <= old_ids, "kept rows");
+    let kept: i32 = client.query_one("SELECT chunks_kept FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[]).unwrap().get(0);
+    assert_eq!(kept, written);
     assert_store_exact(&mut client, "after rechunk");
 
     let (mut notices_client, notices) = {

@@ -1,0 +1,118 @@
+//! knowledge.stored_vectors: the vectors the store embedded, by what made them, so that
+//! knowledge.write_chunks embeds a text only when no vector of it is stored. A vector's key is
+//! the sha256 of its model's vector identity (`models::vector_identity`: the row's fields and
+//! the files' sha256), the role and the text; nothing made under another identity matches.
+//! The table's rows are ordered by id, and past pg_chunk.stored_vectors_mb the lowest ids go.
+
+use crate::embedding::role_name;
+use crate::errors::Error;
+use crate::gucs;
+use crate::models::vector_identity;
+use pg_chunk_embed::Role;
+use pgrx::prelude::*;
+use sha2::{Digest, Sha256};
+use std::cell::Cell;
+
+thread_local! {
+    /// Whether the embedding in progress is the store's (knowledge.embed_chunks_stored).
+    static STORING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with stored vectors looked up and saved for every passage it embeds.
+pub fn while_storing<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            STORING.set(self.0);
+        }
+    }
+    let _reset = Reset(STORING.replace(true));
+    f()
+}
+
+/// Stored vectors of one model, for the texts of one embedding call.
+pub struct StoredVectors {
+    model: String,
+    identity: [u8; 32],
+    role: Role,
+    /// At most this many rows stay (pg_chunk.stored_vectors_mb over a row's size).
+    most_rows: i64,
+}
+
+/// Bytes a stored vector of `dimension` takes on disk, indexes included (measured: README, "Reuse").
+pub fn row_bytes(dimension: usize) -> u64 {
+    4 * dimension as u64 + 150
+}
+
+impl StoredVectors {
+    /// The stored vectors for embedding `role` texts with `model` now: None outside the store's
+    /// embedding, with pg_chunk.stored_vectors_mb 0, or for a role that may not read and write
+    /// knowledge.stored_vectors (the triggers and the workers run as its owner; someone calling
+    /// knowledge.rechunk runs as themself).
+    pub fn open(model: &str, dimension: usize, role: Role) -> Result<Option<StoredVectors>, Error> {
+        let room = gucs::stored_vectors_bytes();
+        if !STORING.get() || room == 0 {
+            return Ok(None);
+        }
+        // (has_table_privilege with several privileges asks whether any of them is held.)
+        let query = "SELECT pg_catalog.has_table_privilege('knowledge.stored_vectors', 'SELECT') \
+                     AND pg_catalog.has_table_privilege('knowledge.stored_vectors', 'INSERT') \
+                     AND pg_catalog.has_table_privilege('knowledge.stored_vectors', 'DELETE')";
+        let allowed = Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<bool>()).map_err(spi_error)?;
+        if allowed != Some(true) {
+            return Ok(None);
+        }
+        let most_rows = i64::try_from(room / row_bytes(dimension)).unwrap_or(i64::MAX);
+        Ok(Some(StoredVectors { model: model.to_string(), identity: vector_identity(model)?, role, most_rows }))
+    }
+
+    /// The key of `text`'s vector.
+    pub fn key(&self, text: &str) -> Vec<u8> {
+        let mut hasher = Sha256::new();
+        hasher.update(self.identity);
+        hasher.update(role_name(self.role).as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.finalize().to_vec()
+    }
+
+    /// The stored vector of each text, if there is one of `dimension` floats.
+    pub fn find(&self, texts: &[&str], dimension: usize) -> Result<Vec<Option<Vec<f32>>>, Error> {
+        let keys: Vec<Vec<u8>> = texts.iter().map(|t| self.key(t)).collect();
+        let query = "SELECT (SELECT s.embedding::pg_catalog.float4[] FROM knowledge.stored_vectors AS s \
+                             WHERE s.key OPERATOR(pg_catalog.=) k.key LIMIT 1) \
+                     FROM pg_catalog.unnest($1::pg_catalog.bytea[]) WITH ORDINALITY AS k(key, i) ORDER BY k.i";
+        let found = Spi::connect(|client| {
+            client.select(query, None, &[keys.into()])?.map(|row| row.get::<Vec<f32>>(1)).collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(spi_error)?;
+        Ok(found.into_iter().map(|v| v.filter(|v| v.len() == dimension)).collect())
+    }
+
+    /// Stores the vectors of `texts` (`vectors` holds them one after the other, `dimension`
+    /// floats each), then drops the oldest rows past the cap. Rows are never locked or waited
+    /// for: two writers storing the same text at once leave two equal rows, both valid.
+    pub fn save(&self, texts: &[&str], vectors: &[f32], dimension: usize) -> Result<(), Error> {
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<Vec<u8>> = texts.iter().map(|t| self.key(t)).collect();
+        let insert = "INSERT INTO knowledge.stored_vectors (key, model, embedding) \
+                      SELECT k.key, $2, ($3::pg_catalog.float4[])[(k.i::pg_catalog.int4 - 1) * $4 + 1 : k.i::pg_catalog.int4 * $4] \
+                      FROM pg_catalog.unnest($1::pg_catalog.bytea[]) WITH ORDINALITY AS k(key, i)";
+        let evict = "DELETE FROM knowledge.stored_vectors AS s WHERE s.id OPERATOR(pg_catalog.=) ANY (ARRAY( \
+                         SELECT v.id FROM knowledge.stored_vectors AS v \
+                         WHERE v.id OPERATOR(pg_catalog.<=) ((SELECT pg_catalog.max(m.id) FROM knowledge.stored_vectors AS m) OPERATOR(pg_catalog.-) $1) \
+                         ORDER BY v.id FOR UPDATE SKIP LOCKED))";
+        let dimension = i32::try_from(dimension).unwrap_or(i32::MAX);
+        Spi::connect_mut(|client| {
+            client.update(insert, None, &[keys.into(), self.model.as_str().into(), vectors.to_vec().into(), dimension.into()])?;
+            client.update(evict, None, &[self.most_rows.into()]).map(|_| ())
+        })
+        .map_err(spi_error)
+    }
+}
+
+fn spi_error(error: pgrx::spi::SpiError) -> Error {
+    Error::Registry(format!("knowledge.stored_vectors: {error}"))
+}
