@@ -553,9 +553,9 @@ SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT 
 -- The vectors the store embedded, each by what made it (README, "Reuse"): knowledge.write_chunks
 -- looks every sentence and chunk it embeds up here first (knowledge.embed_chunks_stored), so an
 -- edit embeds only what it changed and a paragraph repeated in many documents is embedded once.
--- key is the sha256 of the model's vector identity (the fields of its knowledge.models row that
--- change vectors, and the sha256 of its files), the role and the text: a vector made with
--- another model file or row never matches. Rows are only inserted (two writers storing one text
+-- key is (the first 16 bytes of) the sha256 of the model's vector identity (the fields of its
+-- knowledge.models row that change vectors, and the sha256 of its files), the role and the text:
+-- a vector made with another model file or row never matches. Rows are only inserted (two writers storing one text
 -- at once leave two equal rows) and deleted, lowest id first, past pg_chunk.stored_vectors_mb.
 -- Not dumped: a restored store embeds afresh what it writes. Granted to nobody: it holds the
 -- vectors of the documents' sentences.

@@ -156,4 +156,22 @@ mod tests {
         let top = r#"SELECT content FROM knowledge.search('honey and bees', 1, '{"config": "half", "mode": "vector"}')"#;
         assert!(one::<String>(top).contains("honey"));
     }
+
+    #[pg_test]
+    fn the_store_reuses_vectors_only_for_a_role_that_may_read_and_write_them() {
+        let stored = format!("SELECT count(*) FROM knowledge.embed_chunks_stored(ARRAY[1], ARRAY['{DOC}'], '{{\"inline_threshold\": 0}}', 'potion-base-8m') WHERE embedding IS NOT NULL");
+        Spi::run("CREATE ROLE reuse_plain_role").unwrap();
+        Spi::run("SET ROLE reuse_plain_role").unwrap();
+        let chunks = one::<i64>(&stored);
+        Spi::run("RESET ROLE").unwrap();
+        assert!(chunks > 0, "a role without rights on knowledge.stored_vectors still gets its chunks");
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), 0);
+        // The owner's call stores each sentence and chunk (4 sentences, at least one chunk).
+        assert_eq!(one::<i64>(&stored), chunks);
+        assert!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors") > 4);
+        // The ad hoc function stores nothing.
+        let before = one::<i64>("SELECT count(*) FROM knowledge.stored_vectors");
+        one::<i64>(&format!("SELECT count(*) FROM knowledge.embed_chunks_batch(ARRAY[1], ARRAY['{DOC} More.'], '{{}}', 'potion-base-8m')"));
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), before);
+    }
 }
