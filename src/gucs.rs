@@ -39,8 +39,8 @@ static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 /// Room for knowledge.stored_vectors, in MB (0: vectors are neither stored nor looked up). The
 /// store looks every text up there before embedding it, so an edit embeds only what changed
 /// and a repeated paragraph is embedded once; past the cap the oldest vectors go first. 1 GB
-/// holds the sentence and chunk vectors of about 55 MB of documents with a 384-dimension model
-/// (README, "Reuse"). Superuser-only: it sizes a table every writer shares.
+/// holds the sentence and chunk vectors of about 80 MB of documents with the default config
+/// (12.8 MB per MB: README, "Reuse"). Superuser-only: it sizes a table every writer shares.
 static STORED_VECTORS_MB: GucSetting<i32> = GucSetting::<i32>::new(1024);
 
 /// Whether the triggers on knowledge.documents keep knowledge.chunks in step. On by default;
