@@ -284,6 +284,21 @@ REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 CREATE FUNCTION knowledge.text_candidate_limit() RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 2000::bigint $$;
 
+-- The calling transaction's own pending differences of config's statistics for these lexemes.
+-- None without an xid (a transaction that has written nothing, or any on a standby, where the
+-- unlogged table cannot even be opened: plpgsql plans the query only when it runs).
+CREATE FUNCTION knowledge.pending_text_stats(config text, words text[])
+RETURNS TABLE (lexeme text, chunks bigint, occurrences bigint)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF pg_current_xact_id_if_assigned() IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
+        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words);
+END
+$$;
+
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
 -- or NULL: in each language documents are written in) that the config's chunks hold, each
 -- with the number of chunks holding it (df), rarest first; the tsquery that finds the
@@ -307,9 +322,7 @@ BEGIN
         SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = ANY (words)
         UNION ALL
-        -- No xid yet (a transaction that has written nothing, or a standby's): nothing pending.
-        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
-        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words)
+        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.pending_text_stats(config, words) AS p
     ), found AS (
         SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
         FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
@@ -646,7 +659,8 @@ AS 'MODULE_PATHNAME', 'embedding_stats_wrapper';
 -- Brings documents' chunks for one config to what knowledge.chunk gives now, embedded (the
 -- chunks of all of them go to the model together, each text looked up in knowledge.stored_vectors
 -- first). A chunk row equal to what it would be written as (text, place, metadata, vector, run)
--- is left as it is, id included; the others are deleted and inserted. Records the write in
+-- is left as it is, id included, and one that only moved gets its new char_offset; the others
+-- are deleted and inserted. Records the write in
 -- knowledge.embedding_writes and returns the number of chunks the documents have now.
 CREATE OR REPLACE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
@@ -669,6 +683,13 @@ BEGIN
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
              CROSS JOIN LATERAL knowledge.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
              JOIN knowledge.documents AS d ON d.id = e.document_id);
+    -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
+    UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
+    FROM unnest(fresh) AS f
+    WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
+      AND f.document_id = c.document_id AND f.chunk_index = c.chunk_index AND f.char_offset <> c.char_offset
+      AND (f.content, f.char_length, f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id)
+          IS NOT DISTINCT FROM (c.content, c.char_length, c.token_count, c.metadata, c.model, c.embedding, c.tsv, c.run_id);
     DELETE FROM knowledge.chunks AS c
     WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
       AND NOT EXISTS (SELECT FROM unnest(fresh) AS f
@@ -769,3 +790,6 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Processing the queue and retrying failures are the owner's alone (sql/queue.sql as of 0.3.0).
+REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;

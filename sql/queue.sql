@@ -60,7 +60,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885823848 $$;
 -- chunks and embeds them together per config, writes their chunks and marks them done, all in
 -- the caller's transaction. A document whose chunking fails is retried after 1, 2, 4, ... s;
 -- after max_attempts failures it moves to knowledge.failed. Returns the number taken. The
--- workers call it; anyone may, which is how the tests drive the queue without a worker.
+-- workers call it; so may the owner (the tests drive the queue without a worker that way).
 CREATE FUNCTION knowledge.process_queue(batch_size int DEFAULT 16, max_attempts int DEFAULT 5) RETURNS int
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
@@ -238,3 +238,8 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Processing the queue holds its rows until the caller's transaction ends, and retrying makes
+-- the workers embed again: the owner's (and the workers', which run as a superuser) alone, so
+-- that no other role can hold documents back or spend the server's cores on them.
+REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;

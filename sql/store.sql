@@ -325,7 +325,8 @@ $$;
 -- Brings documents' chunks for one config to what knowledge.chunk gives now, embedded (the
 -- chunks of all of them go to the model together, each text looked up in knowledge.stored_vectors
 -- first). A chunk row equal to what it would be written as (text, place, metadata, vector, run)
--- is left as it is, id included; the others are deleted and inserted. Records the write in
+-- is left as it is, id included, and one that only moved gets its new char_offset; the others
+-- are deleted and inserted. Records the write in
 -- knowledge.embedding_writes and returns the number of chunks the documents have now.
 CREATE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
@@ -348,6 +349,13 @@ BEGIN
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
              CROSS JOIN LATERAL knowledge.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
              JOIN knowledge.documents AS d ON d.id = e.document_id);
+    -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
+    UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
+    FROM unnest(fresh) AS f
+    WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
+      AND f.document_id = c.document_id AND f.chunk_index = c.chunk_index AND f.char_offset <> c.char_offset
+      AND (f.content, f.char_length, f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id)
+          IS NOT DISTINCT FROM (c.content, c.char_length, c.token_count, c.metadata, c.model, c.embedding, c.tsv, c.run_id);
     DELETE FROM knowledge.chunks AS c
     WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
       AND NOT EXISTS (SELECT FROM unnest(fresh) AS f

@@ -195,6 +195,21 @@ REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 CREATE FUNCTION knowledge.text_candidate_limit() RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 2000::bigint $$;
 
+-- The calling transaction's own pending differences of config's statistics for these lexemes.
+-- None without an xid (a transaction that has written nothing, or any on a standby, where the
+-- unlogged table cannot even be opened: plpgsql plans the query only when it runs).
+CREATE FUNCTION knowledge.pending_text_stats(config text, words text[])
+RETURNS TABLE (lexeme text, chunks bigint, occurrences bigint)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF pg_current_xact_id_if_assigned() IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
+        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words);
+END
+$$;
+
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
 -- or NULL: in each language documents are written in) that the config's chunks hold, each
 -- with the number of chunks holding it (df), rarest first; the tsquery that finds the
@@ -218,9 +233,7 @@ BEGIN
         SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = ANY (words)
         UNION ALL
-        -- No xid yet (a transaction that has written nothing, or a standby's): nothing pending.
-        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
-        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words)
+        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.pending_text_stats(config, words) AS p
     ), found AS (
         SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
         FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0

@@ -57,7 +57,7 @@ pub fn embed_texts(name: &str, model: &mut dyn SentenceModel, texts: &[&str], ro
     let mut truncated = 0;
     let (mut stored_hits, mut embedded) = (0, 0);
     if !missing.is_empty() {
-        let stored = StoredVectors::open(name, dim, role).unwrap_or_else(|e| raise(e));
+        let stored = StoredVectors::open(name, model.spec(), role).unwrap_or_else(|e| raise(e));
         let fill = |text: &str, vector: &[f32], data: &mut [f32]| {
             for &i in &positions[text] {
                 data[i * dim..(i + 1) * dim].copy_from_slice(vector);

@@ -34,13 +34,15 @@ static BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
 
 /// Memory for the per-backend embedding cache, in MB (0 disables it). Chunking a document again
 /// with another cfg then re-embeds nothing; 64 MB holds about 40,000 MiniLM sentences.
+/// Superuser-only: up to 4 GB in every backend of a role that raised it would exhaust memory.
 static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 
 /// Room for knowledge.stored_vectors, in MB (0: vectors are neither stored nor looked up). The
 /// store looks every text up there before embedding it, so an edit embeds only what changed
 /// and a repeated paragraph is embedded once; past the cap the oldest vectors go first. 1 GB
 /// holds the sentence and chunk vectors of about 80 MB of documents with the default config
-/// (12.8 MB per MB: README, "Reuse"). Superuser-only: it sizes a table every writer shares.
+/// (12.8 MB per MB: README, "Reuse"; static models' vectors are not stored). Superuser-only:
+/// it sizes a table every writer shares.
 static STORED_VECTORS_MB: GucSetting<i32> = GucSetting::<i32>::new(1024);
 
 /// Whether the triggers on knowledge.documents keep knowledge.chunks in step. On by default;
@@ -172,7 +174,7 @@ pub fn init() {
         &EMBEDDING_CACHE_MB,
         0,
         4096,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::UNIT_MB,
     );
 }

@@ -159,7 +159,8 @@ mod tests {
 
     #[pg_test]
     fn the_store_reuses_vectors_only_for_a_role_that_may_read_and_write_them() {
-        let stored = format!("SELECT count(*) FROM knowledge.embed_chunks_stored(ARRAY[1], ARRAY['{DOC}'], '{{\"inline_threshold\": 0}}', 'potion-base-8m') WHERE embedding IS NOT NULL");
+        // Of a transformer: a static model's vectors are never stored.
+        let stored = format!("SELECT count(*) FROM knowledge.embed_chunks_stored(ARRAY[1], ARRAY['{DOC}'], '{{\"inline_threshold\": 0}}', 'all-minilm-l6-v2') WHERE embedding IS NOT NULL");
         // Without this backend's own cache, which would answer the second call.
         Spi::run("SET pg_chunk.embedding_cache_mb = 0").unwrap();
         Spi::run("CREATE ROLE reuse_plain_role").unwrap();
@@ -171,9 +172,13 @@ mod tests {
         // The owner's call stores each sentence and chunk (4 sentences, at least one chunk).
         assert_eq!(one::<i64>(&stored), chunks);
         assert!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors") > 4);
+        // A static model's vectors are not stored (embedding costs it less than a row).
+        let before = one::<i64>("SELECT count(*) FROM knowledge.stored_vectors");
+        one::<i64>(&stored.replace("all-minilm-l6-v2", "potion-base-8m"));
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), before);
         // The ad hoc function stores nothing.
         let before = one::<i64>("SELECT count(*) FROM knowledge.stored_vectors");
-        one::<i64>(&format!("SELECT count(*) FROM knowledge.embed_chunks_batch(ARRAY[1], ARRAY['{DOC} More.'], '{{}}', 'potion-base-8m')"));
+        one::<i64>(&format!("SELECT count(*) FROM knowledge.embed_chunks_batch(ARRAY[1], ARRAY['{DOC} More.'], '{{}}', 'all-minilm-l6-v2')"));
         assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), before);
     }
 }

@@ -8,7 +8,7 @@ use crate::embedding::role_name;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::vector_identity;
-use pg_chunk_embed::Role;
+use pg_chunk_embed::{ModelKind, ModelSpec, Role};
 use pgrx::prelude::*;
 use sha2::{Digest, Sha256};
 use std::cell::Cell;
@@ -47,12 +47,13 @@ pub fn row_bytes(dimension: usize) -> u64 {
 
 impl StoredVectors {
     /// The stored vectors for embedding `role` texts with `model` now: None outside the store's
-    /// embedding, with pg_chunk.stored_vectors_mb 0, or for a role that may not read and write
-    /// knowledge.stored_vectors (the triggers and the workers run as its owner; someone calling
-    /// knowledge.rechunk runs as themself).
-    pub fn open(model: &str, dimension: usize, role: Role) -> Result<Option<StoredVectors>, Error> {
+    /// embedding, with pg_chunk.stored_vectors_mb 0, for a static model (whose embedding costs
+    /// less than a row of the table: bench/README.md, "Reuse"), or for a role that may not read
+    /// and write knowledge.stored_vectors (the triggers and the workers run as its owner; someone
+    /// calling knowledge.rechunk runs as themself).
+    pub fn open(model: &str, spec: &ModelSpec, role: Role) -> Result<Option<StoredVectors>, Error> {
         let room = gucs::stored_vectors_bytes();
-        if !STORING.get() || room == 0 {
+        if !STORING.get() || room == 0 || spec.kind == ModelKind::Static {
             return Ok(None);
         }
         // (has_table_privilege with several privileges asks whether any of them is held.)
@@ -63,7 +64,7 @@ impl StoredVectors {
         if allowed != Some(true) {
             return Ok(None);
         }
-        let most_rows = i64::try_from(room / row_bytes(dimension)).unwrap_or(i64::MAX);
+        let most_rows = i64::try_from(room / row_bytes(spec.dimension)).unwrap_or(i64::MAX);
         Ok(Some(StoredVectors { model: model.to_string(), identity: vector_identity(model)?, role, most_rows }))
     }
 

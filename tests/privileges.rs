@@ -113,3 +113,36 @@ fn text_statistics_are_shown_only_to_roles_that_may_read_the_chunks() {
     assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats"), Err("42501".to_string()));
     assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.search('lighthouse', 5, '{\"mode\": \"text\"}')"), Err("42501".to_string()));
 }
+
+/// README, "Privileges": what a role that may write documents still cannot do. Each refusal is
+/// a hole that was open before (issue 23's sweep).
+#[test]
+fn a_plain_role_cannot_raise_memory_hold_the_queue_or_skip_chunking() {
+    const DATABASE: &str = "privileges_sweep";
+    let mut admin = fresh_database(DATABASE);
+    admin
+        .batch_execute(
+            "DROP ROLE IF EXISTS pgchunk_plain;
+             CREATE ROLE pgchunk_plain;
+             GRANT SELECT, INSERT, UPDATE, DELETE ON knowledge.documents TO pgchunk_plain;",
+        )
+        .unwrap();
+    let mut plain = connect_database(DATABASE);
+    plain.batch_execute("SET ROLE pgchunk_plain").unwrap();
+    let refused = |client: &mut postgres::Client, statement: &str| {
+        let error = client.batch_execute(statement).expect_err(statement);
+        assert_eq!(error.code().map(|c| c.code()), Some("42501"), "{statement}: {error}");
+    };
+    // (maintain_chunks, max_threads, model_dir and onnxruntime_library: src/pg_model_tests.rs.)
+    for setting in ["pg_chunk.embedding_cache_mb = 4096", "pg_chunk.stored_vectors_mb = 0"] {
+        refused(&mut plain, &format!("SET {setting}"));
+    }
+    refused(&mut plain, "SELECT knowledge.process_queue()");
+    refused(&mut plain, "SELECT knowledge.retry_failed()");
+    refused(&mut plain, "SELECT knowledge.rebuild_text_stats()");
+    refused(&mut plain, "SELECT * FROM knowledge.stored_vectors");
+    // What it may do still works: threads above the ceiling are capped, not refused.
+    plain.batch_execute("SET pg_chunk.batch_size = 1024; SET pg_chunk.threads = 2").unwrap();
+    plain.batch_execute("INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships. Their lamps turn.')").unwrap();
+    admin.batch_execute("DROP OWNED BY pgchunk_plain; DROP ROLE pgchunk_plain").unwrap();
+}

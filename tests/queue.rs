@@ -125,7 +125,7 @@ fn updates_and_deletes_racing_the_worker_end_consistent() {
 #[test]
 fn the_worker_reuses_vectors_as_a_sync_write_does() {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut client = queue_database("('later', 'potion-base-8m', 'async')");
+    let mut client = queue_database("('later', 'all-minilm-l6-v2', 'async')");
     let mut paragraphs: Vec<String> = prose_paragraphs().into_iter().take(30).collect();
     client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&paragraphs.join("\n\n")]).unwrap();
     wait_for_queue(&mut client);

@@ -2,17 +2,17 @@
 //! and keeps the chunks it did not touch, identical text is embedded once, nothing made with
 //! another model file, model row or context is reused, and concurrent edits, config changes and
 //! the size cap leave every chunk exact. Each test has a database of its own and embeds with
-//! the static model (the path is the same for every model).
+//! the default transformer (static models are not stored: their embedding is cheaper).
 
 use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, prose_paragraphs, topic_document};
 use postgres::Client;
 use std::thread;
 
-/// A fresh database whose default config embeds with the static model, and cuts even short
-/// documents by their sentences' vectors (rather than keep them whole).
+/// A fresh database whose default config cuts even short documents by their sentences' vectors
+/// (rather than keep them whole).
 fn reuse_database(name: &str) -> Client {
     let mut client = fresh_database(name);
-    client.batch_execute("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m', cfg = '{\"inline_threshold\": 0}' WHERE name = 'default'").unwrap();
+    client.batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"inline_threshold\": 0}' WHERE name = 'default'").unwrap();
     client
 }
 
@@ -82,13 +82,13 @@ fn an_edit_embeds_only_what_it_changed_and_keeps_the_chunks_it_did_not_touch() {
     assert!(new_chunks >= 1);
     assert!(edit.embedded <= 2 + new_chunks, "the edit embedded {} texts; 2 sentences and {new_chunks} chunks are new: {edit:?}", edit.embedded);
     assert!(edit.reused > 0, "{edit:?}");
-    // Chunks whose text and place are unchanged are the same rows.
-    let same_place: Vec<_> = after.iter().filter(|a| before.iter().any(|b| (b.1, &b.2, b.3) == (a.1, &a.2, a.3))).collect();
-    assert!(!same_place.is_empty());
-    for chunk in &same_place {
-        assert!(before.iter().any(|b| b.0 == chunk.0), "chunk {} of unchanged text and place got a new id", chunk.1);
+    // Chunks whose text and index are unchanged (moved or not) are the same rows.
+    let same: Vec<_> = after.iter().filter(|a| before.iter().any(|b| (b.1, &b.2) == (a.1, &a.2))).collect();
+    assert!(same.iter().any(|a| !before.iter().any(|b| b.3 == a.3)), "the edit changes the length: later chunks move");
+    for chunk in &same {
+        assert!(before.iter().any(|b| b.0 == chunk.0), "chunk {} of unchanged text got a new id", chunk.1);
     }
-    assert_eq!(edit.chunks_kept as usize, same_place.len(), "{edit:?}");
+    assert_eq!(edit.chunks_kept as usize, same.len(), "{edit:?}");
     assert_eq!((edit.chunks_written + edit.chunks_kept) as usize, after.len());
     assert_store_exact(&mut client, "after an edit");
 
@@ -101,7 +101,7 @@ fn an_edit_embeds_only_what_it_changed_and_keeps_the_chunks_it_did_not_touch() {
     assert_store_exact(&mut client, "after an edit without stored vectors");
     // The backend's figures agree with the log.
     let (embedded, stored, written): (i64, i64, i64) = {
-        let row = editor.query_one("SELECT sentences_embedded, stored_hits, chunks_written FROM knowledge.embedding_stats() WHERE model = 'potion-base-8m'", &[]).unwrap();
+        let row = editor.query_one("SELECT sentences_embedded, stored_hits, chunks_written FROM knowledge.embedding_stats() WHERE model = 'all-minilm-l6-v2'", &[]).unwrap();
         (row.get(0), row.get(1), row.get(2))
     };
     assert_eq!((embedded, stored, written), (edit.embedded as i64, edit.reused as i64, edit.chunks_written as i64));
@@ -167,17 +167,17 @@ fn stale_vectors(client: &mut Client, config: &str) -> i64 {
 #[test]
 fn a_changed_model_file_model_row_or_context_never_reuses_an_old_vector() {
     let mut client = reuse_database("reuse_stale");
-    // A copy of the static model under a name of its own, in a directory this test owns.
+    // A copy of the default model under a name of its own, in a directory this test owns.
     let dir = model_dir(&mut client).join("reuse-test-copy");
     std::fs::create_dir_all(&dir).unwrap();
-    let source = model_dir(&mut client).join("potion-base-8m");
-    for file in ["model.safetensors", "tokenizer.json"] {
+    let source = model_dir(&mut client).join("all-minilm-l6-v2");
+    for file in ["model.int8.onnx", "model.int8.onnx.data", "tokenizer.json"] {
         std::fs::copy(source.join(file), dir.join(file)).unwrap();
     }
     client
         .batch_execute(
-            "INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension)
-             VALUES ('reuse-copy', 'static', 'reuse-test-copy/model.safetensors', 'reuse-test-copy/tokenizer.json', 256);
+            "INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, max_tokens, optimize_graph)
+             VALUES ('reuse-copy', 'transformer', 'reuse-test-copy/model.int8.onnx', 'reuse-test-copy/tokenizer.json', 384, 256, false);
              UPDATE knowledge.chunk_configs SET model = 'reuse-copy' WHERE name = 'default';",
         )
         .unwrap();
@@ -186,14 +186,11 @@ fn a_changed_model_file_model_row_or_context_never_reuses_an_old_vector() {
     }
     assert_eq!(stale_vectors(&mut client, "default"), 0);
 
-    // The weights file replaced in place (every weight negated: a model that gives each text
-    // the opposite vector), then everything rechunked by a new backend.
-    let weights = dir.join("model.safetensors");
-    let mut bytes = std::fs::read(&weights).unwrap();
-    let header = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    for sign in (header + 3..bytes.len()).step_by(4) {
-        bytes[sign] ^= 0x80;
-    }
+    // The weights file replaced in place by other weights (every byte's lowest bit flipped: each
+    // int8 weight moves by one, each float's exponent or mantissa changes), then everything
+    // rechunked by a new backend.
+    let weights = dir.join("model.int8.onnx.data");
+    let bytes: Vec<u8> = std::fs::read(&weights).unwrap().into_iter().map(|b| b ^ 1).collect();
     std::fs::write(&weights, &bytes).unwrap();
     let mut session = new_session("reuse_stale");
     let last = count(&mut session, "SELECT max(id) FROM knowledge.embedding_writes");
@@ -212,7 +209,7 @@ fn a_changed_model_file_model_row_or_context_never_reuses_an_old_vector() {
     let markdown = "# Bees\n\nBees keep the hive warm. The queen stays inside.\n\n# Volcanoes\n\nLava cools into basalt. Magma rises through cracks.";
     session
         .batch_execute(
-            "INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('md', '{\"strategy\": \"markdown\", \"heading_context\": true}', 'potion-base-8m')",
+            "INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('md', '{\"strategy\": \"markdown\", \"heading_context\": true}', 'all-minilm-l6-v2')",
         )
         .unwrap();
     session.execute("INSERT INTO knowledge.documents (content, chunk_config) VALUES ($1, 'md')", &[&markdown]).unwrap();
@@ -270,7 +267,7 @@ fn concurrent_edits_config_changes_and_rollbacks_leave_every_chunk_exact() {
 fn stored_vectors_stay_within_their_cap_and_can_be_turned_off() {
     let name = "reuse_cap";
     let mut client = reuse_database(name);
-    // 1 MB holds 1 MiB / (4 × 256 + 190) bytes = 863 vectors of the static model.
+    // 1 MB holds 1 MiB / (4 × 384 + 190) bytes = 607 vectors of the default model.
     client.batch_execute("SET pg_chunk.stored_vectors_mb = 1").unwrap();
     for i in 0..60 {
         let content: Vec<String> = (0..20).map(|j| format!("Sample {j} of batch {i} weighed {} grams.", 7 * i + j)).collect();
@@ -279,8 +276,8 @@ fn stored_vectors_stay_within_their_cap_and_can_be_turned_off() {
     }
     let embedded = count(&mut client, "SELECT sum(vectors_embedded) FROM knowledge.embedding_writes");
     let stored = count(&mut client, "SELECT count(*) FROM knowledge.stored_vectors");
-    assert!(embedded > 863, "the test must embed more than the cap holds: {embedded}");
-    assert!((1..=863).contains(&stored), "{stored} stored vectors");
+    assert!(embedded > 607, "the test must embed more than the cap holds: {embedded}");
+    assert!((1..=607).contains(&stored), "{stored} stored vectors");
     // The newest stay: the last document's vectors are there.
     let mut session = new_session(name);
     session.execute("UPDATE knowledge.documents SET content = content || ' More.' WHERE id = (SELECT max(id) FROM knowledge.documents)", &[]).unwrap();

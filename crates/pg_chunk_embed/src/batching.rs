@@ -17,7 +17,14 @@ fn batch_cost(rows: usize, columns: usize) -> u64 {
     RUN_OVERHEAD * ATTENTION_SCALE + rows * (columns * ATTENTION_SCALE + columns * columns)
 }
 
-/// Input indices in batches of at most `batch_size` (0 is taken as 1), shortest inputs first.
+/// The most token positions (rows × padded width) one run holds, whatever the batch size: the
+/// default batch size's worst case (16 rows of 512 tokens). A run's memory grows with rows ×
+/// width² (attention), so pg_chunk.batch_size, which any role may raise, cannot make a backend
+/// take more than the default can.
+pub(crate) const MAX_RUN_POSITIONS: usize = 16 * 512;
+
+/// Input indices in batches of at most `batch_size` (0 is taken as 1) rows and at most
+/// [`MAX_RUN_POSITIONS`] positions (a single longer input still gets a run), shortest first.
 /// Ties keep input order, so the batching is deterministic. Each batch is a run of the sorted
 /// inputs; where one batch ends is chosen (by dynamic programming over the sorted lengths) to
 /// minimise the total `batch_cost`, so a long input is not padded with short ones, and many
@@ -32,7 +39,8 @@ pub(crate) fn length_sorted_batches(token_lengths: &[usize], batch_size: usize) 
     let mut start = vec![0usize; order.len() + 1];
     for end in 1..=order.len() {
         let columns = token_lengths[order[end - 1]];
-        (cheapest[end], start[end]) = (end.saturating_sub(batch_size)..end)
+        let rows = batch_size.min(MAX_RUN_POSITIONS / columns.max(1)).max(1);
+        (cheapest[end], start[end]) = (end.saturating_sub(rows)..end)
             .map(|begin| (cheapest[begin] + batch_cost(end - begin, columns), begin))
             .fold((u64::MAX, 0), |best, next| if next.0 < best.0 { next } else { best });
     }
@@ -211,5 +219,24 @@ mod tests {
         assert_eq!(batch.ids, vec![101, 7, 102, 101, 102, 0]);
         assert_eq!(batch.attention_mask, vec![1, 1, 1, 1, 1, 0]);
         assert_eq!(batch.type_ids, vec![0, 0, 0, 0, 1, 0]);
+    }
+
+    #[test]
+    fn no_run_holds_more_positions_than_the_default_batch_size_allows() {
+        let lengths: Vec<usize> = (0..2000).map(|i| 1 + (i * 37) % 512).collect();
+        for batch_size in [16, 256, 1024] {
+            let batches = length_sorted_batches(&lengths, batch_size);
+            let mut seen: Vec<usize> = batches.iter().flatten().copied().collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..lengths.len()).collect::<Vec<_>>());
+            for batch in &batches {
+                let width = batch.iter().map(|&i| lengths[i]).max().unwrap();
+                assert!(batch.len() * width <= MAX_RUN_POSITIONS, "batch size {batch_size}: {} rows of {width}", batch.len());
+            }
+        }
+        // Short inputs still fill a large batch.
+        assert_eq!(length_sorted_batches(&[4; 1000], 1000).len(), 1);
+        // An input longer than the budget runs alone.
+        assert_eq!(length_sorted_batches(&[9000, 9000], 16), vec![vec![0], vec![1]]);
     }
 }
