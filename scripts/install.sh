@@ -3,16 +3,24 @@
 # the extension into the system PostgreSQL 15, starts the cluster and shows pg_chunk chunking
 # a sample document. Idempotent: each step checks first and skips what is already done.
 # Run as root (or through sudo).
+#
+# PG_CONFIG=/path/to/pg_config bash scripts/install.sh installs into that PostgreSQL instead
+# (13 to 18, its server headers installed): pgvector, the models, pg_chunk; the server, its
+# settings and your databases stay yours (README, "Supported PostgreSQL versions").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-PGVECTOR_VERSION=0.8.0
 PGRX_VERSION=0.18.0
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 
+# Into Debian's PostgreSQL 15 (the default), or into an existing one named by PG_CONFIG.
+existing=0
+[ "$PG_CONFIG" = "$DEBIAN_PG_CONFIG" ] || existing=1
+
 step "Debian packages"
-packages=(postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo pkg-config make gcc dpkg-dev)
+packages=(libclang-dev clang sudo pkg-config make gcc dpkg-dev)
+((existing)) || packages+=(postgresql-15 postgresql-server-dev-15)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -26,22 +34,7 @@ else
 fi
 
 step "pgvector $PGVECTOR_VERSION"
-if [ -f "$(pg_sharedir)/extension/vector--$PGVECTOR_VERSION.sql" ]; then
-    say "already installed"
-else
-    add_trixie_sources
-    mkdir -p "$BUILD_DIR/pgvector"
-    (
-        cd "$BUILD_DIR/pgvector"
-        [ -f "pgvector_$PGVECTOR_VERSION.orig.tar.gz" ] || apt-get source --download-only pgvector
-        rm -rf "pgvector-$PGVECTOR_VERSION"
-        tar xzf "pgvector_$PGVECTOR_VERSION.orig.tar.gz"
-        cd "pgvector-$PGVECTOR_VERSION"
-        make -s PG_CONFIG="$PG_CONFIG"
-        make -s install PG_CONFIG="$PG_CONFIG"
-    )
-    say "installed into $(pg_sharedir)/extension"
-fi
+build_pgvector "$PG_CONFIG"
 
 # Step "models and ONNX Runtime" (prints its own header, so it also runs alone).
 bash scripts/models.sh
@@ -53,11 +46,23 @@ else
     say "cargo install cargo-pgrx (takes about 7 minutes)"
     cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
 fi
-if grep -qs "pg15 = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
-    say "pgrx already knows PostgreSQL 15"
+major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+if grep -qs "pg$major = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
+    say "pgrx already knows PostgreSQL $major"
 else
-    cargo pgrx init --pg15="$PG_CONFIG"
+    cargo pgrx init --pg"$major"="$PG_CONFIG"
 fi
+
+if ((existing)); then
+    step "build and install pg_chunk (release) into $("$PG_CONFIG" --version)"
+    install_release
+    say "Installed. In that server: shared_preload_libraries = 'pg_chunk' (for the queue's workers),"
+    say "then in a database: CREATE EXTENSION pg_chunk CASCADE;"
+    exit 0
+fi
+
+# PostgreSQL 16 for the tests' second run (scripts/test.sh); not used by the demo.
+bash scripts/postgresql16.sh
 
 step "build and install pg_chunk (release)"
 install_release

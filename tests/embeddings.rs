@@ -158,7 +158,10 @@ fn parallel_workers_can_embed_and_chunk() {
     // The functions are PARALLEL SAFE, so a parallel worker may run them: it looks the model up
     // in knowledge.models itself, which must be a read-only query.
     let mut client = connect();
-    client.batch_execute("SET force_parallel_mode = on; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0").unwrap();
+    // (PostgreSQL 16 renamed force_parallel_mode debug_parallel_query.)
+    let version: i32 = client.query_one("SELECT current_setting('server_version_num')::int", &[]).unwrap().get(0);
+    let force = if version >= 160000 { "debug_parallel_query" } else { "force_parallel_mode" };
+    client.batch_execute(&format!("SET {force} = on; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0")).unwrap();
     for model in ["potion-base-8m", "all-minilm-l6-v2"] {
         let row = client.query_one("SELECT vector_dims(knowledge.embed('A worker embeds this.', $1))", &[&model]).unwrap();
         assert!(row.get::<_, i32>(0) > 0, "{model}");

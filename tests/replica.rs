@@ -3,36 +3,37 @@
 //! every read-only function as the primary does, writes nothing (no ERROR in its log), runs no
 //! queue worker, and after pg_promote() keeps the store in step and drains the queue.
 
-use pg_chunk_client_tests::{assert_store_exact, sample_document, topic_document};
+use pg_chunk_client_tests::{assert_store_exact, connect, sample_document, server_dir, topic_document};
 use postgres::{Client, NoTls};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const BIN: &str = "/usr/lib/postgresql/15/bin";
 const PRIMARY_PORT: u16 = 5491;
 const STANDBY_PORT: u16 = 5492;
 
-/// A command run as the postgres user (PostgreSQL refuses to run as root); panics on failure.
-fn as_postgres(program: &str, args: &[&str]) {
-    let output = Command::new("runuser").args(["-u", "postgres", "--", &format!("{BIN}/{program}")]).args(args).output().unwrap();
-    assert!(output.status.success(), "{program} {args:?}: {}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-}
-
-/// The two clusters' directory; stops them and removes it when dropped, whatever happened.
+/// The two clusters' directory, and the programs of the PostgreSQL the tests run against; stops
+/// the clusters and removes the directory when dropped, whatever happened.
 struct Clusters {
     root: PathBuf,
+    bin: String,
 }
 
 impl Clusters {
     fn new() -> Clusters {
         let root = std::env::temp_dir().join("pg_chunk_replica_test");
-        let clusters = Clusters { root };
+        let clusters = Clusters { root, bin: server_dir(&mut connect(), "BINDIR") };
         clusters.stop();
         let _ = std::fs::remove_dir_all(&clusters.root);
         std::fs::create_dir_all(&clusters.root).unwrap();
         Command::new("chown").args(["postgres:postgres"]).arg(&clusters.root).status().unwrap();
         clusters
+    }
+
+    /// A program run as the postgres user (PostgreSQL refuses to run as root); panics on failure.
+    fn run(&self, program: &str, args: &[&str]) {
+        let output = Command::new("runuser").args(["-u", "postgres", "--", &format!("{}/{program}", self.bin)]).args(args).output().unwrap();
+        assert!(output.status.success(), "{program} {args:?}: {}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     }
 
     fn data(&self, name: &str) -> PathBuf {
@@ -41,7 +42,7 @@ impl Clusters {
 
     fn start(&self, name: &str) {
         let log = self.root.join(format!("{name}.log"));
-        as_postgres("pg_ctl", &["-D", self.data(name).to_str().unwrap(), "-l", log.to_str().unwrap(), "-w", "-t", "60", "start"]);
+        self.run("pg_ctl", &["-D", self.data(name).to_str().unwrap(), "-l", log.to_str().unwrap(), "-w", "-t", "60", "start"]);
     }
 
     fn log(&self, name: &str) -> String {
@@ -57,7 +58,7 @@ impl Clusters {
         for name in ["standby", "primary"] {
             if self.data(name).join("postmaster.pid").exists() {
                 let _ = Command::new("runuser")
-                    .args(["-u", "postgres", "--", &format!("{BIN}/pg_ctl"), "-D"])
+                    .args(["-u", "postgres", "--", &format!("{}/pg_ctl", self.bin), "-D"])
                     .arg(self.data(name))
                     .args(["-m", "immediate", "-w", "stop"])
                     .output();
@@ -114,7 +115,7 @@ fn replayed(standby: &mut Client, primary: &mut Client) {
 fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
     let clusters = Clusters::new();
     let primary_dir = clusters.data("primary");
-    as_postgres("initdb", &["-D", primary_dir.to_str().unwrap(), "--auth=trust", "-U", "postgres", "--no-sync"]);
+    clusters.run("initdb", &["-D", primary_dir.to_str().unwrap(), "--auth=trust", "-U", "postgres", "--no-sync"]);
     append(
         &primary_dir.join("postgresql.conf"),
         &format!(
@@ -143,7 +144,7 @@ fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
     // The standby, on its own port.
     let standby_dir = clusters.data("standby");
     let socket = clusters.root.display().to_string();
-    as_postgres("pg_basebackup", &["-D", standby_dir.to_str().unwrap(), "-R", "-X", "stream", "--checkpoint=fast", "-h", &socket, "-p", &PRIMARY_PORT.to_string(), "-U", "postgres"]);
+    clusters.run("pg_basebackup", &["-D", standby_dir.to_str().unwrap(), "-R", "-X", "stream", "--checkpoint=fast", "-h", &socket, "-p", &PRIMARY_PORT.to_string(), "-U", "postgres"]);
     append(&standby_dir.join("postgresql.conf"), &format!("\nport = {STANDBY_PORT}\n"));
     clusters.start("standby");
     let mut standby = clusters.connect(STANDBY_PORT);

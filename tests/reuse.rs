@@ -4,7 +4,7 @@
 //! the size cap leave every chunk exact. Each test has a database of its own and embeds with
 //! the default transformer (static models are not stored: their embedding is cheaper).
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, prose_paragraphs, topic_document};
+use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, model_dir, prose_paragraphs, topic_document};
 use postgres::Client;
 use std::thread;
 
@@ -84,7 +84,7 @@ fn an_edit_embeds_only_what_it_changed_and_keeps_the_chunks_it_did_not_touch() {
     assert!(edit.reused > 0, "{edit:?}");
     // Chunks whose text and index are unchanged (moved or not) are the same rows.
     let same: Vec<_> = after.iter().filter(|a| before.iter().any(|b| (b.1, &b.2) == (a.1, &a.2))).collect();
-    assert!(same.iter().any(|a| !before.iter().any(|b| b.3 == a.3)), "the edit changes the length: later chunks move");
+    assert!(!same.is_empty());
     for chunk in &same {
         assert!(before.iter().any(|b| b.0 == chunk.0), "chunk {} of unchanged text got a new id", chunk.1);
     }
@@ -107,6 +107,29 @@ fn an_edit_embeds_only_what_it_changed_and_keeps_the_chunks_it_did_not_touch() {
     assert_eq!((embedded, stored, written), (edit.embedded as i64, edit.reused as i64, edit.chunks_written as i64));
     let summed = count(&mut client, "SELECT vectors_embedded + vectors_reused FROM knowledge.embedding_run_stats");
     assert_eq!(summed, (inserted.embedded + inserted.reused + edit.embedded + edit.reused + again.embedded + again.reused) as i64);
+}
+
+#[test]
+fn a_chunk_that_only_moved_keeps_its_row() {
+    let mut client = reuse_database("reuse_moved");
+    // One chunk a paragraph.
+    client.batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"strategy\": \"recursive\", \"max_size\": 60, \"overlap\": 0}' WHERE name = 'default'").unwrap();
+    let mut paragraphs = ["Bees keep the hive warm in winter.", "Volcanoes erupt when magma rises.", "Glaciers carve valleys as they slide.", "Sourdough rises with wild yeast."];
+    client.execute("INSERT INTO knowledge.documents (id, content) VALUES (1, $1)", &[&paragraphs.join("\n\n")]).unwrap();
+    let before = chunk_rows(&mut client);
+    paragraphs[0] = "Bees keep the hive warm in winter by shivering together.";
+    let mut editor = new_session("reuse_moved");
+    editor.execute("UPDATE knowledge.documents SET content = $1 WHERE id = 1", &[&paragraphs.join("\n\n")]).unwrap();
+    let after = chunk_rows(&mut client);
+    assert_eq!(after.len(), 4);
+    assert_ne!(after[0].0, before[0].0, "the changed chunk is a new row");
+    for (b, a) in before.iter().zip(&after).skip(1) {
+        assert_eq!((a.0, a.1, &a.2), (b.0, b.1, &b.2), "an unchanged chunk keeps its row");
+        assert_eq!(a.3, b.3 + 22, "with its new place");
+    }
+    let edit = last_write(&mut editor);
+    assert_eq!((edit.chunks_written, edit.chunks_kept, edit.embedded), (1, 3, 1), "{edit:?}");
+    assert_store_exact(&mut client, "after a chunk moved");
 }
 
 #[test]
@@ -143,12 +166,6 @@ fn identical_text_is_embedded_once_within_a_statement_across_documents_and_sessi
         .collect::<Vec<_>>()
         .join("\n");
     assert!(plan.contains("stored_vectors_key"), "{plan}");
-}
-
-/// Where pg_chunk.model_dir is on this machine (the tests run on the server's machine).
-fn model_dir(client: &mut Client) -> std::path::PathBuf {
-    let dir: String = client.query_one("SELECT current_setting('pg_chunk.model_dir')", &[]).unwrap().get(0);
-    dir.replace("$sharedir", "/usr/share/postgresql/15").into()
 }
 
 /// Chunks of config `config` whose vector is not the embedding of the text they were embedded

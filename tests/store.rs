@@ -3,7 +3,7 @@
 //! rollbacks, several configs, mirrored user tables, concurrent writers and a dump and restore.
 //! Each test has a database of its own; most embed with the static model to stay quick.
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, connection_string, fresh_database, sample_document, sqlstate_of, topic_document};
+use pg_chunk_client_tests::{assert_store_exact, connect_database, connection_string, fresh_database, model_dir, sample_document, server_dir, sqlstate_of, topic_document};
 use postgres::Client;
 use std::process::Command;
 use std::thread;
@@ -69,8 +69,8 @@ fn the_default_config_embeds_with_the_default_transformer_model() {
     let row = client.query_one("SELECT r.model_sha256, r.dimension, r.normalized FROM knowledge.embedding_runs AS r", &[]).unwrap();
     let (sha, dimension, normalized): (String, i32, bool) = (row.get(0), row.get(1), row.get(2));
     assert_eq!((sha.len(), dimension, normalized), (64, 384, true));
-    let file: String = client.query_one("SELECT current_setting('pg_chunk.model_dir') || '/' || model_file FROM knowledge.models WHERE name = 'all-minilm-l6-v2'", &[]).unwrap().get(0);
-    let file = file.replace("$sharedir", "/usr/share/postgresql/15");
+    let file: String = client.query_one("SELECT model_file FROM knowledge.models WHERE name = 'all-minilm-l6-v2'", &[]).unwrap().get(0);
+    let file = model_dir(&mut client).join(file).display().to_string();
     let output = Command::new("sh").arg("-c").arg(format!("cat '{file}' '{file}.data' | sha256sum")).output().unwrap();
     assert!(String::from_utf8_lossy(&output.stdout).starts_with(&sha), "{file}: {output:?}");
 }
@@ -278,7 +278,7 @@ fn pg_dump_and_restore_keep_every_document_and_chunk() {
     // An empty database to restore into (the dump creates the schema and both extensions).
     fresh_database("restored").batch_execute("DROP EXTENSION pg_chunk; DROP EXTENSION vector; DROP SCHEMA knowledge").unwrap();
 
-    let bin = "/usr/lib/postgresql/15/bin";
+    let bin = server_dir(&mut client, "BINDIR");
     let dump = std::env::temp_dir().join(format!("pg_chunk_dump_{}.dump", std::process::id()));
     let status = Command::new(format!("{bin}/pg_dump")).args(["-Fc", "-f"]).arg(&dump).arg(connection_string("pg_chunk_test_dump")).status().unwrap();
     assert!(status.success(), "pg_dump failed");
