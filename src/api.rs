@@ -4,6 +4,7 @@
 //! names, and a model can be re-registered; PARALLEL SAFE because each call only reads its
 //! arguments. STRICT: a NULL document or cfg gives no rows.
 
+use crate::cfg::Cfg;
 use crate::chunking::{notice_truncation, notice_wide_chunks, with_chunking_model};
 use crate::embedding::embed_optional;
 use crate::errors::Error;
@@ -19,7 +20,6 @@ use pg_chunk_core::{chunk_document, explain_semantic, ChunkConfig, ChunkError};
 use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
-use crate::cfg::Cfg;
 use pgrx::JsonB;
 use serde_json::json;
 
@@ -73,7 +73,10 @@ fn semantic_chunk(
 #[pg_extern(immutable, parallel_safe, strict)]
 fn split_sentences(
     doc: &str,
-) -> TableIterator<'static, (name!(sentence_index, i32), name!(content, String), name!(char_offset, i32), name!(char_length, i32))> {
+) -> TableIterator<
+    'static,
+    (name!(sentence_index, i32), name!(content, String), name!(char_offset, i32), name!(char_length, i32)),
+> {
     let mut cursor = CharCursor::new(doc);
     let rows: Vec<_> = split_units(doc)
         .into_iter()
@@ -129,7 +132,17 @@ fn chunk_explain(
         .enumerate()
         .map(|(i, s)| {
             let char_length = sql_int(s.span.text(doc).chars().count());
-            (sql_int(i), sql_int(cursor.char_offset(s.span.start)), char_length, s.distance, s.smoothed_distance, threshold, s.is_cut, s.reason, s.score)
+            (
+                sql_int(i),
+                sql_int(cursor.char_offset(s.span.start)),
+                char_length,
+                s.distance,
+                s.smoothed_distance,
+                threshold,
+                s.is_cut,
+                s.reason,
+                s.score,
+            )
         })
         .collect();
     Ok(TableIterator::new(rows))
@@ -171,7 +184,14 @@ pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> 
             metadata["context"] = json!(context);
         }
         let char_offset = sql_int(cursor.char_offset(c.start));
-        rows.push((sql_int(i), text.to_string(), char_offset, sql_int(text.chars().count()), sql_int(c.token_count), JsonB(metadata)));
+        rows.push((
+            sql_int(i),
+            text.to_string(),
+            char_offset,
+            sql_int(text.chars().count()),
+            sql_int(c.token_count),
+            JsonB(metadata),
+        ));
     }
     Ok(rows)
 }
@@ -187,7 +207,11 @@ fn chunk_rows_with_notice(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>,
 fn semantic_config(cfg: &Cfg) -> Result<ChunkConfig, ChunkError> {
     let parsed = cfg.parse()?;
     if parsed.strategy != Strategy::Semantic {
-        return Err(ChunkError::config("strategy", &cfg.json()?["strategy"], "this function always uses the semantic strategy; call knowledge.chunk for others"));
+        return Err(ChunkError::config(
+            "strategy",
+            &cfg.json()?["strategy"],
+            "this function always uses the semantic strategy; call knowledge.chunk for others",
+        ));
     }
     Ok(parsed)
 }
@@ -202,7 +226,11 @@ pub fn sql_int(n: usize) -> i32 {
 /// `vector`. `role` picks the model's query or passage prefix (e5's "query: " / "passage: ");
 /// NULL means passage, as a NULL model means the default one.
 #[pg_extern(stable, parallel_safe)]
-fn embed(input: Option<&str>, model: default!(Option<&str>, "NULL"), role: default!(Option<&str>, "'passage'")) -> Result<Option<Vector>, ErrorReport> {
+fn embed(
+    input: Option<&str>,
+    model: default!(Option<&str>, "NULL"),
+    role: default!(Option<&str>, "'passage'"),
+) -> Result<Option<Vector>, ErrorReport> {
     let Some(input) = input else { return Ok(None) };
     let mut rows = embed_inputs(&[Some(input)], model, role).map_err(|e| e.report("embed"))?;
     Ok(rows.pop().flatten())
@@ -250,18 +278,24 @@ fn embedding_stats() -> TableIterator<
         name!(chunks_written, i64),
     ),
 > {
-    TableIterator::new(
-        models::stats().into_iter().map(|(name, s)| (name, s.loads, s.load_ms, s.sentences_embedded, s.cache_hits, s.embed_ms, s.stored_hits, s.chunks_written)),
-    )
+    TableIterator::new(models::stats().into_iter().map(|(name, s)| {
+        (name, s.loads, s.load_ms, s.sentences_embedded, s.cache_hits, s.embed_ms, s.stored_hits, s.chunks_written)
+    }))
 }
 
 /// Embeds the inputs in one batched call with `model` (NULL: the default model), with a NOTICE
 /// if the model truncated any.
-fn embed_inputs(inputs: &[Option<&str>], model: Option<&str>, role: Option<&str>) -> Result<Vec<Option<Vector>>, Error> {
+fn embed_inputs(
+    inputs: &[Option<&str>],
+    model: Option<&str>,
+    role: Option<&str>,
+) -> Result<Vec<Option<Vector>>, Error> {
     let role = match role {
         None | Some("passage") => Role::Passage,
         Some("query") => Role::Query,
-        Some(other) => return Err(ChunkError::config("role", format!("\"{other}\""), "must be \"query\" or \"passage\"").into()),
+        Some(other) => {
+            return Err(ChunkError::config("role", format!("\"{other}\""), "must be \"query\" or \"passage\"").into())
+        }
     };
     let name = model.map_or_else(gucs::default_model, str::to_string);
     let embedded = embed_optional(inputs, &name, role)?;

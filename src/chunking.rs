@@ -17,7 +17,10 @@ use serde_json::json;
 /// Calls `f` with the configuration to use and the embedder and token counter for it. With a
 /// model, a cfg that sets no max_size gets chunks the model reads whole
 /// ([`model_window`], `ChunkConfig::for_model_window`).
-pub fn with_chunking_model<R>(cfg: &ChunkConfig, f: impl Fn(&ChunkConfig, &mut dyn Embedder, &dyn TokenCounter) -> Result<R, ChunkError>) -> Result<R, Error> {
+pub fn with_chunking_model<R>(
+    cfg: &ChunkConfig,
+    f: impl Fn(&ChunkConfig, &mut dyn Embedder, &dyn TokenCounter) -> Result<R, ChunkError>,
+) -> Result<R, Error> {
     let name = cfg.model.clone().unwrap_or_else(gucs::default_model);
     if name == LEXICAL {
         return Ok(f(cfg, &mut LexicalEmbedder, &EstimatedTokens)?);
@@ -35,7 +38,11 @@ pub fn with_chunking_model<R>(cfg: &ChunkConfig, f: impl Fn(&ChunkConfig, &mut d
             Ok(result?)
         }
         Err(err @ Error::Embed { .. }) if cfg.fallback != Fallback::Error => {
-            ereport!(WARNING, PgSqlErrorCode::ERRCODE_WARNING, format!("{err}; chunking with fallback \"{}\" instead", fallback_name(cfg.fallback)));
+            ereport!(
+                WARNING,
+                PgSqlErrorCode::ERRCODE_WARNING,
+                format!("{err}; chunking with fallback \"{}\" instead", fallback_name(cfg.fallback))
+            );
             let fallback_cfg = fallback_config(cfg)?;
             Ok(f(&fallback_cfg, &mut LexicalEmbedder, &EstimatedTokens)?)
         }
@@ -58,7 +65,10 @@ pub fn model_window(cfg: &ChunkConfig, passage_window: usize) -> usize {
 /// Reports, once per call, chunks longer than the cfg's model reads, which an explicit
 /// max_size wider than the model allows (an unset one never does).
 pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = usize>) {
-    let (Some(max), Some(name)) = (cfg.explicit_sizes.max, cfg.model.clone().or_else(|| Some(gucs::default_model()))) else { return };
+    let (Some(max), Some(name)) = (cfg.explicit_sizes.max, cfg.model.clone().or_else(|| Some(gucs::default_model())))
+    else {
+        return;
+    };
     if name == LEXICAL {
         return;
     }
@@ -71,7 +81,9 @@ pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = 
     if wide > 0 {
         let message = format!("max_size {max} is wider than model \"{name}\" reads: {wide} of {all} chunks are longer than its {window} tokens, and only their first {window} tokens are embedded");
         ErrorReport::new(PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, message, "notice_wide_chunks")
-            .set_hint(format!("Leave max_size unset to size chunks by the model, or set it to at most \"{window} tokens\"."))
+            .set_hint(format!(
+                "Leave max_size unset to size chunks by the model, or set it to at most \"{window} tokens\"."
+            ))
             .report(PgLogLevel::NOTICE);
     }
 }
@@ -79,7 +91,13 @@ pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = 
 /// Reports, once per call, that some inputs were longer than the model takes.
 pub fn notice_truncation(model: &str, truncated: usize) {
     if truncated > 0 {
-        ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, format!("{truncated} input(s) were longer than model \"{model}\" takes and were truncated to its max_tokens"));
+        ereport!(
+            NOTICE,
+            PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+            format!(
+                "{truncated} input(s) were longer than model \"{model}\" takes and were truncated to its max_tokens"
+            )
+        );
     }
 }
 
@@ -95,9 +113,9 @@ fn fallback_name(fallback: Fallback) -> &'static str {
 /// seed design's fixed fallback (350 characters, overlap 50) within the same document limit.
 fn fallback_config(cfg: &ChunkConfig) -> Result<ChunkConfig, ChunkError> {
     match cfg.fallback {
-        Fallback::Fixed => {
-            ChunkConfig::parse(&json!({"strategy": "fixed", "model": LEXICAL, "max_document_size": cfg.max_document_size}))
-        }
+        Fallback::Fixed => ChunkConfig::parse(
+            &json!({"strategy": "fixed", "model": LEXICAL, "max_document_size": cfg.max_document_size}),
+        ),
         Fallback::Lexical | Fallback::Error => Ok(ChunkConfig { model: Some(LEXICAL.to_string()), ..cfg.clone() }),
     }
 }

@@ -5,14 +5,14 @@ use crate::errors::Error;
 use crate::gucs;
 use crate::models::{record, with_model, LEXICAL};
 use crate::stored_vectors::StoredVectors;
-use pgrx::PgLogLevel;
 use crate::vector::Vector;
-use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::curve::Embeddings;
 use pg_chunk_core::embed::Embedder;
+use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::size::TokenCounter;
 use pg_chunk_core::ChunkError;
 use pg_chunk_embed::{EmbedError, EmbeddingCache, Role, SentenceModel};
+use pgrx::PgLogLevel;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -31,7 +31,12 @@ pub struct Embedded {
 
 /// Embeds `texts` with `model`, taking what it can from the cache and embedding each missing
 /// distinct text once. Checks for query cancel between inference batches.
-pub fn embed_texts(name: &str, model: &mut dyn SentenceModel, texts: &[&str], role: Role) -> Result<Embedded, EmbedError> {
+pub fn embed_texts(
+    name: &str,
+    model: &mut dyn SentenceModel,
+    texts: &[&str],
+    role: Role,
+) -> Result<Embedded, EmbedError> {
     let dim = model.spec().dimension;
     let key = format!("{name}/{}", role_name(role));
     let mut data = vec![0f32; texts.len() * dim];
@@ -46,10 +51,13 @@ pub fn embed_texts(name: &str, model: &mut dyn SentenceModel, texts: &[&str], ro
                     data[i * dim..(i + 1) * dim].copy_from_slice(vector);
                     hits += 1;
                 }
-                _ => positions.entry(text).or_insert_with(|| {
-                    missing.push(text);
-                    Vec::new()
-                }).push(i),
+                _ => positions
+                    .entry(text)
+                    .or_insert_with(|| {
+                        missing.push(text);
+                        Vec::new()
+                    })
+                    .push(i),
             }
         }
     });
@@ -123,7 +131,11 @@ pub fn embed_optional(inputs: &[Option<&str>], name: &str, role: Role) -> Result
     let (vectors, truncated) = if name == LEXICAL {
         (lexical_embeddings(&texts), 0)
     } else {
-        let embedded = with_model(name, |m| embed_texts(name, m, &texts, role))?.map_err(|e| Error::Embed { source: e, model: name.to_string(), setting: "knowledge.models" })?;
+        let embedded = with_model(name, |m| embed_texts(name, m, &texts, role))?.map_err(|e| Error::Embed {
+            source: e,
+            model: name.to_string(),
+            setting: "knowledge.models",
+        })?;
         (embedded.vectors, embedded.truncated)
     };
     let mut rows = vectors.data.chunks_exact(vectors.dim.max(1)).map(|v| Some(Vector(v.to_vec())));
@@ -176,7 +188,8 @@ impl<'a> ModelAdapter<'a> {
 impl Embedder for &ModelAdapter<'_> {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
         let mut model = self.model.borrow_mut();
-        let embedded = embed_texts(self.name, &mut **model, texts, Role::Passage).map_err(|e| ChunkError::Embedding(e.to_string()))?;
+        let embedded = embed_texts(self.name, &mut **model, texts, Role::Passage)
+            .map_err(|e| ChunkError::Embedding(e.to_string()))?;
         self.truncated.set(self.truncated.get() + embedded.truncated);
         Ok(embedded.vectors)
     }

@@ -27,7 +27,9 @@ impl Error {
     /// An embedder error for `spec`, naming the setting that decides the file involved.
     pub fn embed(source: EmbedError, spec: &ModelSpec) -> Error {
         let setting = match &source {
-            EmbedError::MissingFile { what, .. } if what.contains("Runtime") || what.contains("runtime") => "pg_chunk.onnxruntime_library",
+            EmbedError::MissingFile { what, .. } if what.contains("Runtime") || what.contains("runtime") => {
+                "pg_chunk.onnxruntime_library"
+            }
             EmbedError::IncompatibleRuntime { .. } => "pg_chunk.onnxruntime_library",
             EmbedError::MissingFile { .. } => "pg_chunk.model_dir and knowledge.models",
             _ => "knowledge.models",
@@ -38,14 +40,20 @@ impl Error {
     /// The SQLSTATE each kind of error is reported with.
     pub fn sqlstate(&self) -> PgSqlErrorCode {
         match self {
-            Error::Chunk(ChunkError::InvalidConfig { .. }) | Error::InvalidArgument(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, // 22023
+            Error::Chunk(ChunkError::InvalidConfig { .. }) | Error::InvalidArgument(_) => {
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE
+            } // 22023
             Error::Chunk(ChunkError::DocumentTooLarge { .. }) => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED, // 54000
-            Error::Chunk(ChunkError::UnknownModel(_)) | Error::UnknownModel(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT, // 42704
+            Error::Chunk(ChunkError::UnknownModel(_)) | Error::UnknownModel(_) => {
+                PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT
+            } // 42704
             Error::Chunk(ChunkError::Embedding(_)) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, // 38000
             Error::Embed { source, .. } => match source {
                 EmbedError::MissingFile { .. } => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, // 58P01
                 EmbedError::IncompatibleRuntime { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR, // 58000
-                EmbedError::InvalidModel(_) | EmbedError::DimensionMismatch { .. } => PgSqlErrorCode::ERRCODE_INVALID_OBJECT_DEFINITION, // 42P17
+                EmbedError::InvalidModel(_) | EmbedError::DimensionMismatch { .. } => {
+                    PgSqlErrorCode::ERRCODE_INVALID_OBJECT_DEFINITION
+                } // 42P17
                 EmbedError::Runtime(_) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, // 38000
             },
             Error::Registry(_) => PgSqlErrorCode::ERRCODE_INVALID_OBJECT_DEFINITION, // 42P17

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 /// backend. Superuser-only: whatever this names is loaded into the server process. The
 /// default is the copy the installer puts beside the extension (`$libdir` is PostgreSQL's
 /// package library directory).
-static ONNXRUNTIME_LIBRARY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"$libdir/libonnxruntime.so.1.31.1"));
+static ONNXRUNTIME_LIBRARY: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"$libdir/libonnxruntime.so.1.31.1"));
 
 /// Directory that `knowledge.models` file names are relative to. Superuser-only, so that
 /// nobody can point a model at an arbitrary file. `$sharedir` is PostgreSQL's share directory,
@@ -82,7 +83,16 @@ pub fn init() {
             GucContext::Postmaster,
             GucFlags::default(),
         );
-        GucRegistry::define_int_guc(c"pg_chunk.workers", c"Background workers per database in pg_chunk.worker_databases.", c"", &WORKERS, 0, 64, GucContext::Postmaster, GucFlags::default());
+        GucRegistry::define_int_guc(
+            c"pg_chunk.workers",
+            c"Background workers per database in pg_chunk.worker_databases.",
+            c"",
+            &WORKERS,
+            0,
+            64,
+            GucContext::Postmaster,
+            GucFlags::default(),
+        );
     }
     GucRegistry::define_int_guc(
         c"pg_chunk.worker_batch_size",
@@ -166,7 +176,16 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
-    GucRegistry::define_int_guc(c"pg_chunk.batch_size", c"Sentences per inference batch.", c"", &BATCH_SIZE, 1, 1024, GucContext::Userset, GucFlags::default());
+    GucRegistry::define_int_guc(
+        c"pg_chunk.batch_size",
+        c"Sentences per inference batch.",
+        c"",
+        &BATCH_SIZE,
+        1,
+        1024,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_int_guc(
         c"pg_chunk.embedding_cache_mb",
         c"Per-backend embedding cache size in MB (0 disables it).",
@@ -246,7 +265,9 @@ fn string_setting(setting: &GucSetting<Option<CString>>) -> String {
 
 /// Replaces a leading `$libdir` or `$sharedir` by this server's directories.
 fn expand_dirs(path: &str) -> PathBuf {
-    let expand = |prefix: &str, dir: fn() -> String| path.strip_prefix(prefix).map(|rest| PathBuf::from(format!("{}{rest}", dir())));
+    let expand = |prefix: &str, dir: fn() -> String| {
+        path.strip_prefix(prefix).map(|rest| PathBuf::from(format!("{}{rest}", dir())))
+    };
     expand("$libdir", pkglib_dir).or_else(|| expand("$sharedir", share_dir)).unwrap_or_else(|| PathBuf::from(path))
 }
 

@@ -23,7 +23,21 @@ mod worker;
 // The model registry comes first: functions read it at run time.
 extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
 // The store: documents, configs, chunks, vector indexes and the triggers that keep them in step.
-extension_sql_file!("../sql/store.sql", name = "store", requires = ["models", embed_chunks_batch, embed_chunks_stored, count_chunks_written, embedding_stats, model_file_sha256, check_chunk_config, maintains_chunks, embed]);
+extension_sql_file!(
+    "../sql/store.sql",
+    name = "store",
+    requires = [
+        "models",
+        embed_chunks_batch,
+        embed_chunks_stored,
+        count_chunks_written,
+        embedding_stats,
+        model_file_sha256,
+        check_chunk_config,
+        maintains_chunks,
+        embed
+    ]
+);
 // Mirroring users' tables into the store.
 extension_sql_file!("../sql/attach.sql", name = "attach", requires = ["store"]);
 // The text leg of search: tsvectors with CJK bigrams, BM25's statistics kept by triggers.
@@ -33,7 +47,11 @@ extension_sql_file!("../sql/search.sql", name = "search", requires = ["text_sear
 // Asynchronous ingestion: the queue the background workers (worker.rs) drain.
 extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
 // Pins the search_path of every SQL function above.
-extension_sql_file!("../sql/search_path.sql", name = "search_path", requires = ["store", "attach", "text_search", "search", "queue"]);
+extension_sql_file!(
+    "../sql/search_path.sql",
+    name = "search_path",
+    requires = ["store", "attach", "text_search", "search", "queue"]
+);
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
@@ -48,13 +66,13 @@ pub extern "C-unwind" fn _PG_init() {
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_model_tests;
 #[cfg(any(test, feature = "pg_test"))]
-mod pg_test_support;
-#[cfg(any(test, feature = "pg_test"))]
 mod pg_plot_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_queue_tests;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_store_tests;
+#[cfg(any(test, feature = "pg_test"))]
+mod pg_test_support;
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;
 #[cfg(any(test, feature = "pg_test"))]

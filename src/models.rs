@@ -6,9 +6,9 @@ use crate::gucs;
 use pg_chunk_embed::{load_model, EmbedError, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
 use pgrx::prelude::*;
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Instant, SystemTime};
@@ -164,7 +164,13 @@ pub fn with_model<R>(name: &str, f: impl FnOnce(&mut dyn SentenceModel) -> R) ->
                 crate::embedding::forget_cached_vectors();
             }
             if asked > threads {
-                ereport!(NOTICE, PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, format!("pg_chunk.threads is {asked}, above pg_chunk.max_threads: model \"{name}\" runs with {threads}"));
+                ereport!(
+                    NOTICE,
+                    PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                    format!(
+                        "pg_chunk.threads is {asked}, above pg_chunk.max_threads: model \"{name}\" runs with {threads}"
+                    )
+                );
             }
             let started = Instant::now();
             let model = load_model(&spec, &runtime).map_err(|e| Error::embed(e, &spec))?;
@@ -174,7 +180,8 @@ pub fn with_model<R>(name: &str, f: impl FnOnce(&mut dyn SentenceModel) -> R) ->
             });
             loaded.insert(name.to_string(), Loaded { fingerprint, model });
         }
-        let model = loaded.get_mut(name).map(|l| l.model.as_mut()).ok_or_else(|| Error::UnknownModel(name.to_string()))?;
+        let model =
+            loaded.get_mut(name).map(|l| l.model.as_mut()).ok_or_else(|| Error::UnknownModel(name.to_string()))?;
         Ok(f(model))
     })
 }
@@ -201,7 +208,8 @@ fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
     let row_json = Spi::connect(|client| client.select(query, Some(1), &[name.into()])?.first().get_one::<String>())
         .map_err(|e| Error::Registry(e.to_string()))?
         .ok_or_else(|| Error::UnknownModel(name.to_string()))?;
-    let row: ModelRow = serde_json::from_str(&row_json).map_err(|e| Error::Registry(format!("knowledge.models row for \"{name}\": {e}")))?;
+    let row: ModelRow = serde_json::from_str(&row_json)
+        .map_err(|e| Error::Registry(format!("knowledge.models row for \"{name}\": {e}")))?;
     let dir = gucs::model_dir();
     let spec = ModelSpec {
         kind: if row.kind == "static" { ModelKind::Static } else { ModelKind::Transformer },

@@ -18,7 +18,10 @@ mod tests {
     #[pg_test]
     fn embed_returns_unit_vectors_of_the_model_dimension() {
         assert_eq!(one::<i32>("SELECT vector_dims(knowledge.embed('A cat sleeps in the sun.'))"), 384);
-        assert_eq!(one::<i32>("SELECT vector_dims(knowledge.embed('A cat sleeps in the sun.', 'potion-base-8m'))"), 256);
+        assert_eq!(
+            one::<i32>("SELECT vector_dims(knowledge.embed('A cat sleeps in the sun.', 'potion-base-8m'))"),
+            256
+        );
         assert_eq!(one::<i32>("SELECT vector_dims(knowledge.embed('A cat sleeps in the sun.', 'lexical'))"), 256);
         let norm = one::<f64>("SELECT vector_norm(knowledge.embed('A cat sleeps in the sun.'))");
         assert!((norm - 1.0).abs() < 1e-4, "{norm}");
@@ -40,7 +43,12 @@ mod tests {
     fn embed_batch_keeps_order_and_nulls() {
         let rows = one::<i64>("SELECT count(*) FROM knowledge.embed_batch(ARRAY['one', NULL, 'three'])");
         assert_eq!(rows, 3);
-        assert_eq!(one::<i32>("SELECT ordinality FROM knowledge.embed_batch(ARRAY['one', NULL, 'three']) WHERE embedding IS NULL"), 2);
+        assert_eq!(
+            one::<i32>(
+                "SELECT ordinality FROM knowledge.embed_batch(ARRAY['one', NULL, 'three']) WHERE embedding IS NULL"
+            ),
+            2
+        );
         let same = "SELECT (SELECT embedding FROM knowledge.embed_batch(ARRAY['first text', 'a much longer second text than the first']) WHERE ordinality = 2)
                     = knowledge.embed('a much longer second text than the first')";
         assert!(one::<bool>(same));
@@ -61,18 +69,23 @@ mod tests {
                    PostgreSQL is a relational database system. It stores tables as heaps of pages. \
                    Vacuum removes old row versions. The planner chooses between index and sequential scans.";
         let cfg = r#"{"inline_threshold": 0, "min_size": 0, "smoothing": 0, "threshold": {"type": "percentile", "value": 90}}"#;
-        let second = one::<String>(&format!("SELECT content FROM knowledge.chunk('{doc}', '{cfg}') WHERE chunk_index = 1"));
+        let second =
+            one::<String>(&format!("SELECT content FROM knowledge.chunk('{doc}', '{cfg}') WHERE chunk_index = 1"));
         assert!(second.starts_with("PostgreSQL is"), "{second}");
     }
 
     #[pg_test]
     fn a_second_chunking_of_a_document_embeds_nothing_new() {
-        let doc = "Cats purr. Dogs bark. Birds sing at dawn. Fish swim in schools. Cows graze in fields. Bees make honey.";
+        let doc =
+            "Cats purr. Dogs bark. Birds sing at dawn. Fish swim in schools. Cows graze in fields. Bees make honey.";
         Spi::run(&format!("SELECT count(*) FROM knowledge.chunk('{doc}', '{{\"inline_threshold\": 0}}')")).unwrap();
         let embedded = "SELECT sentences_embedded FROM knowledge.embedding_stats() WHERE model = 'all-minilm-l6-v2'";
         let hits = "SELECT cache_hits FROM knowledge.embedding_stats() WHERE model = 'all-minilm-l6-v2'";
         let (before, hits_before) = (one::<i64>(embedded), one::<i64>(hits));
-        Spi::run(&format!("SELECT count(*) FROM knowledge.chunk('{doc}', '{{\"inline_threshold\": 0, \"max_size\": 60}}')")).unwrap();
+        Spi::run(&format!(
+            "SELECT count(*) FROM knowledge.chunk('{doc}', '{{\"inline_threshold\": 0, \"max_size\": 60}}')"
+        ))
+        .unwrap();
         assert_eq!(one::<i64>(embedded), before, "no sentence embedded again");
         assert_eq!(one::<i64>(hits) - hits_before, 6, "all six sentences came from the cache");
         assert!(one::<i64>("SELECT loads FROM knowledge.embedding_stats() WHERE model = 'all-minilm-l6-v2'") >= 1);
@@ -90,7 +103,9 @@ mod tests {
     fn fallback_chunks_without_the_model_and_warns() {
         register_missing_model();
         let doc = "One topic sentence here. Another sentence on it. A third one follows. And a fourth to end.";
-        let chunk = |fallback: &str| sqlstate_and_message(&format!("SELECT * FROM knowledge.chunk('{doc}', '{{\"model\": \"missing-model\", \"fallback\": \"{fallback}\"}}')")).0;
+        let chunk = |fallback: &str| {
+            sqlstate_and_message(&format!("SELECT * FROM knowledge.chunk('{doc}', '{{\"model\": \"missing-model\", \"fallback\": \"{fallback}\"}}')")).0
+        };
         assert_eq!(chunk("error"), "58P01");
         assert_eq!(chunk("lexical"), "00000");
         assert_eq!(chunk("fixed"), "00000");

@@ -29,7 +29,10 @@ mod tests {
     fn chunk_plot_labels_the_threshold_method_by_its_rule() {
         let cfg = r#"{"model": "lexical", "inline_threshold": 0, "method": "threshold", "threshold": {"type": "percentile", "value": 90}}"#;
         let svg = one::<String>(&format!("SELECT knowledge.chunk_plot('{DOC}', '{cfg}')"));
-        assert!(svg.contains("percentile 90") && svg.contains("smoothed distance") && svg.contains("class=\"distance\""), "{svg:.400}");
+        assert!(
+            svg.contains("percentile 90") && svg.contains("smoothed distance") && svg.contains("class=\"distance\""),
+            "{svg:.400}"
+        );
     }
 
     #[pg_test]
@@ -46,6 +49,11 @@ mod tests {
         for cfg in [r#"{"colour": "blue"}"#, r#"{"method": "valleys"}"#, r#"{"strategy": "fixed"}"#, r#"[1, 2]"#] {
             assert_eq!(sqlstate_of(&format!("SELECT knowledge.chunk_plot('Some text.', '{cfg}')")), "22023", "{cfg}");
         }
-        assert_eq!(sqlstate_of(&format!("SELECT knowledge.chunk_plot('{DOC}', '{{\"model\": \"no-such-model\", \"inline_threshold\": 0}}')")), "42704");
+        assert_eq!(
+            sqlstate_of(&format!(
+                "SELECT knowledge.chunk_plot('{DOC}', '{{\"model\": \"no-such-model\", \"inline_threshold\": 0}}')"
+            )),
+            "42704"
+        );
     }
 }

@@ -7,7 +7,8 @@ mod tests {
     use crate::pg_test_support::{one, sqlstate_of};
     use pgrx::prelude::*;
 
-    const DOC: &str = "Bees cluster in winter. The queen stays warm. Volcanoes erupt when magma rises. Lava cools into basalt.";
+    const DOC: &str =
+        "Bees cluster in winter. The queen stays warm. Volcanoes erupt when magma rises. Lava cools into basalt.";
 
     /// An async config named `name` with the static model (fast), the only active one.
     fn async_config(name: &str, cfg: &str) {
@@ -43,7 +44,11 @@ mod tests {
         async_config("later", "{}");
         let id = insert(DOC);
         assert_eq!(queued(id), 1, "queued by the insert");
-        assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {id}")), 0, "no chunks yet");
+        assert_eq!(
+            one::<i64>(&format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {id}")),
+            0,
+            "no chunks yet"
+        );
         assert_eq!(one::<i64>("SELECT pending FROM knowledge.queue_status"), 1);
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 1);
         assert!(chunks_match(id, "later"));
@@ -52,7 +57,8 @@ mod tests {
         assert!(one::<bool>("SELECT knowledge.wait_for_queue('0 s')"), "nothing left to wait for");
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 0, "nothing ready");
         // An update queues the document again, and the new content is what gets chunked.
-        Spi::run(&format!("UPDATE knowledge.documents SET content = 'Only one sentence now.' WHERE id = {id}")).unwrap();
+        Spi::run(&format!("UPDATE knowledge.documents SET content = 'Only one sentence now.' WHERE id = {id}"))
+            .unwrap();
         assert_eq!(queued(id), 1);
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 1);
         assert!(chunks_match(id, "later"));
@@ -63,8 +69,15 @@ mod tests {
     fn a_document_updated_while_queued_is_chunked_once_with_its_newest_content() {
         async_config("later", "{}");
         let id = insert(DOC);
-        Spi::run(&format!("UPDATE knowledge.documents SET content = 'Newest words here. And more of them.' WHERE id = {id}")).unwrap();
-        assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.queue WHERE document_id = {id}")), 1, "one queue row");
+        Spi::run(&format!(
+            "UPDATE knowledge.documents SET content = 'Newest words here. And more of them.' WHERE id = {id}"
+        ))
+        .unwrap();
+        assert_eq!(
+            one::<i64>(&format!("SELECT count(*) FROM knowledge.queue WHERE document_id = {id}")),
+            1,
+            "one queue row"
+        );
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 1);
         assert!(chunks_match(id, "later"));
         assert!(one::<bool>(&format!("SELECT bool_and(content LIKE '%ewest%' OR content LIKE '%more%') FROM knowledge.chunks WHERE document_id = {id}")));
@@ -98,7 +111,10 @@ mod tests {
         );
         assert!(one::<bool>(&same));
         assert_eq!(sqlstate_of("SELECT * FROM knowledge.embed_chunks_batch(ARRAY[1, 2], ARRAY['one'])"), "22023");
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.embed_chunks_batch(ARRAY[1, NULL], ARRAY[NULL, 'two'])"), 0);
+        assert_eq!(
+            one::<i64>("SELECT count(*) FROM knowledge.embed_chunks_batch(ARRAY[1, NULL], ARRAY[NULL, 'two'])"),
+            0
+        );
     }
 
     #[pg_test]
@@ -110,7 +126,10 @@ mod tests {
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 2);
         assert!(chunks_match(good, "small"), "the good document is done");
         let retry = format!("SELECT attempts || ' ' || (not_before > clock_timestamp()) || ' ' || last_error FROM knowledge.queue WHERE document_id = {bad}");
-        assert_eq!(one::<String>(&retry), "1 true document is 103 bytes, above max_document_size of 60 bytes (SQLSTATE 54000)");
+        assert_eq!(
+            one::<String>(&retry),
+            "1 true document is 103 bytes, above max_document_size of 60 bytes (SQLSTATE 54000)"
+        );
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 0, "waiting out its backoff");
         let backoff = format!("SELECT extract(epoch FROM not_before - clock_timestamp()) > 1 FROM knowledge.queue WHERE document_id = {bad}");
         for attempt in 2..=4 {
@@ -122,9 +141,15 @@ mod tests {
         assert!(!one::<bool>("SELECT knowledge.wait_for_queue('0.1 s')"), "still pending: wait_for_queue times out");
         Spi::run("UPDATE knowledge.queue SET not_before = now()").unwrap();
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 1);
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.queue WHERE done_at IS NULL"), 0, "given up after 5 attempts");
-        assert_eq!(one::<String>(&format!("SELECT attempts || ' ' || error FROM knowledge.failed WHERE document_id = {bad}")),
-                   "5 document is 103 bytes, above max_document_size of 60 bytes (SQLSTATE 54000)");
+        assert_eq!(
+            one::<i64>("SELECT count(*) FROM knowledge.queue WHERE done_at IS NULL"),
+            0,
+            "given up after 5 attempts"
+        );
+        assert_eq!(
+            one::<String>(&format!("SELECT attempts || ' ' || error FROM knowledge.failed WHERE document_id = {bad}")),
+            "5 document is 103 bytes, above max_document_size of 60 bytes (SQLSTATE 54000)"
+        );
         assert_eq!(one::<i64>("SELECT failed FROM knowledge.queue_status"), 1);
         // retry_failed queues it again; so would any change to the document.
         assert_eq!(one::<i64>("SELECT knowledge.retry_failed()"), 1);
@@ -151,7 +176,12 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(one::<i32>("SELECT knowledge.process_queue()"), 1);
-        assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {id} AND chunk_config = 'later'")), 0);
+        assert_eq!(
+            one::<i64>(&format!(
+                "SELECT count(*) FROM knowledge.chunks WHERE document_id = {id} AND chunk_config = 'later'"
+            )),
+            0
+        );
         assert!(chunks_match(id, "other"), "the config it names now, in sync mode, wrote its chunks at once");
     }
 

@@ -7,7 +7,8 @@ mod tests {
     use crate::pg_test_support::{one, sqlstate_of};
     use pgrx::prelude::*;
 
-    const DOC: &str = "Bees cluster in winter. The queen stays warm. Volcanoes erupt when magma rises. Lava cools into basalt.";
+    const DOC: &str =
+        "Bees cluster in winter. The queen stays warm. Volcanoes erupt when magma rises. Lava cools into basalt.";
 
     #[pg_test]
     fn embed_chunks_gives_the_chunks_of_chunk_with_their_embeddings() {
@@ -33,7 +34,10 @@ mod tests {
         assert_eq!(one::<String>(&models), "all-minilm-l6-v2|lexical");
         assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.embed_chunks(NULL)"), 0);
         assert_eq!(sqlstate_of(&format!("SELECT * FROM knowledge.embed_chunks('{DOC}', '{{\"bogus\": 1}}')")), "22023");
-        assert_eq!(sqlstate_of(&format!("SELECT * FROM knowledge.embed_chunks('{DOC}', '{{}}', 'no-such-model')")), "42704");
+        assert_eq!(
+            sqlstate_of(&format!("SELECT * FROM knowledge.embed_chunks('{DOC}', '{{}}', 'no-such-model')")),
+            "42704"
+        );
     }
 
     #[pg_test]
@@ -46,7 +50,10 @@ mod tests {
     #[pg_test]
     fn model_file_sha256_fingerprints_the_weights() {
         let sha = one::<String>("SELECT knowledge.model_file_sha256('potion-base-8m')");
-        assert_eq!(sha, "f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2", "the pinned sha256 of scripts/models.sh");
+        assert_eq!(
+            sha, "f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2",
+            "the pinned sha256 of scripts/models.sh"
+        );
         assert!(one::<bool>("SELECT knowledge.model_file_sha256('lexical') IS NULL"));
         assert_eq!(sqlstate_of("SELECT knowledge.model_file_sha256('no-such-model')"), "42704");
         Spi::run(
@@ -72,9 +79,15 @@ mod tests {
     #[pg_test]
     fn each_config_has_its_own_vector_index_of_the_type_it_asks_for() {
         let default = index_definition("default").expect("the default config has an index");
-        assert!(default.contains("vector(384)") && default.contains("vector_cosine_ops") && default.contains("chunk_config = 'default'"), "{default}");
+        assert!(
+            default.contains("vector(384)")
+                && default.contains("vector_cosine_ops")
+                && default.contains("chunk_config = 'default'"),
+            "{default}"
+        );
         // halfvec on a small model: half the index size.
-        Spi::run("INSERT INTO knowledge.chunk_configs (name, model, halfvec) VALUES ('half', 'potion-base-8m', true)").unwrap();
+        Spi::run("INSERT INTO knowledge.chunk_configs (name, model, halfvec) VALUES ('half', 'potion-base-8m', true)")
+            .unwrap();
         let half = index_definition("half").unwrap();
         assert!(half.contains("halfvec(256)") && half.contains("halfvec_cosine_ops"), "{half}");
         // By default a model above 2,000 dimensions is indexed as halfvec; false keeps full
@@ -115,7 +128,8 @@ mod tests {
     #[pg_test]
     fn hierarchical_chunks_are_stored_with_both_levels_and_find_their_parent() {
         Spi::run("INSERT INTO knowledge.chunk_configs (name, model, cfg) VALUES ('levels', 'potion-base-8m', '{\"strategy\": \"hierarchical\", \"max_size\": 120}')").unwrap();
-        Spi::run(&format!("INSERT INTO knowledge.documents (content, chunk_config) VALUES ('{DOC} {DOC}', 'levels')")).unwrap();
+        Spi::run(&format!("INSERT INTO knowledge.documents (content, chunk_config) VALUES ('{DOC} {DOC}', 'levels')"))
+            .unwrap();
         let orphans = one::<i64>(
             "SELECT count(*) FROM knowledge.chunks AS child
              WHERE child.chunk_config = 'levels' AND child.metadata->>'level' = 'child'
@@ -126,15 +140,22 @@ mod tests {
                                  AND child.char_offset >= parent.char_offset
                                  AND child.char_offset + child.char_length <= parent.char_offset + parent.char_length)",
         );
-        let levels = one::<i64>("SELECT count(DISTINCT metadata->>'level') FROM knowledge.chunks WHERE chunk_config = 'levels'");
+        let levels =
+            one::<i64>("SELECT count(DISTINCT metadata->>'level') FROM knowledge.chunks WHERE chunk_config = 'levels'");
         assert_eq!((orphans, levels), (0, 2));
     }
 
     #[pg_test]
     fn a_config_moves_to_a_model_of_another_dimension_with_its_chunks_and_index() {
-        Spi::run("INSERT INTO knowledge.documents (content) VALUES ('Bees keep the hive warm. Glaciers carve valleys.')").unwrap();
+        Spi::run(
+            "INSERT INTO knowledge.documents (content) VALUES ('Bees keep the hive warm. Glaciers carve valleys.')",
+        )
+        .unwrap();
         Spi::run("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default'").unwrap();
-        let dims = Spi::get_one::<String>("SELECT string_agg(DISTINCT model || ' ' || vector_dims(embedding), ',') FROM knowledge.chunks").unwrap();
+        let dims = Spi::get_one::<String>(
+            "SELECT string_agg(DISTINCT model || ' ' || vector_dims(embedding), ',') FROM knowledge.chunks",
+        )
+        .unwrap();
         assert_eq!(dims.as_deref(), Some("potion-base-8m 256"));
         let index = index_definition("default").unwrap();
         assert!(index.contains("vector(256)") && index.contains("model = 'potion-base-8m'"), "{index}");
@@ -143,7 +164,12 @@ mod tests {
     #[pg_test]
     fn halfvec_above_4000_dimensions_is_refused() {
         register_big_model(5000);
-        assert_eq!(sqlstate_of("INSERT INTO knowledge.chunk_configs (name, model, halfvec) VALUES ('huge', 'big-model', true)"), "22023");
+        assert_eq!(
+            sqlstate_of(
+                "INSERT INTO knowledge.chunk_configs (name, model, halfvec) VALUES ('huge', 'big-model', true)"
+            ),
+            "22023"
+        );
         // Without halfvec the config is accepted and searched without an index.
         Spi::run("INSERT INTO knowledge.chunk_configs (name, model) VALUES ('huge', 'big-model')").unwrap();
         assert_eq!(index_definition("huge"), None);
@@ -153,7 +179,8 @@ mod tests {
     fn a_halfvec_config_is_searched_through_halfvec() {
         Spi::run(r#"INSERT INTO knowledge.chunk_configs (name, cfg, model, halfvec) VALUES ('half', '{"model": "lexical"}', 'potion-base-8m', true)"#).unwrap();
         Spi::run("INSERT INTO knowledge.documents (content) VALUES ('Bees make honey from nectar. The hive keeps it for winter.'), ('Volcanoes erupt lava and ash. Magma rises through the crust.')").unwrap();
-        let top = r#"SELECT content FROM knowledge.search('honey and bees', 1, '{"config": "half", "mode": "vector"}')"#;
+        let top =
+            r#"SELECT content FROM knowledge.search('honey and bees', 1, '{"config": "half", "mode": "vector"}')"#;
         assert!(one::<String>(top).contains("honey"));
     }
 

@@ -30,7 +30,10 @@ mod tests {
     #[pg_test]
     fn offsets_count_characters_not_bytes() {
         let doc = "这是第一句。这是第二句。नमस्ते दुनिया। Ünïcödé tëxt. 😀 emoji here!";
-        for function in ["knowledge.chunk(d, '{\"strategy\": \"fixed\", \"max_size\": 10, \"overlap\": 3}')", "knowledge.split_sentences(d)"] {
+        for function in [
+            "knowledge.chunk(d, '{\"strategy\": \"fixed\", \"max_size\": 10, \"overlap\": 3}')",
+            "knowledge.split_sentences(d)",
+        ] {
             let query = format!("SELECT bool_and(substr(d, char_offset + 1, char_length) = content) FROM (SELECT '{doc}'::text AS d) s, {function}");
             assert_eq!(Spi::get_one::<bool>(&query).unwrap(), Some(true), "{function}");
         }
@@ -47,10 +50,17 @@ mod tests {
 
     #[pg_test]
     fn each_strategy_reports_metadata_and_token_counts() {
-        for (cfg, reason) in [(r#"{"model": "lexical", "strategy": "fixed", "max_size": 100}"#, "window"), (r#"{"model": "lexical", "strategy": "recursive", "max_size": 200, "min_size": 10}"#, "sentence")] {
-            let query = format!("SELECT metadata->>'split_reason' FROM knowledge.chunk('{TOPICS}', '{cfg}') WHERE chunk_index = 0");
+        for (cfg, reason) in [
+            (r#"{"model": "lexical", "strategy": "fixed", "max_size": 100}"#, "window"),
+            (r#"{"model": "lexical", "strategy": "recursive", "max_size": 200, "min_size": 10}"#, "sentence"),
+        ] {
+            let query = format!(
+                "SELECT metadata->>'split_reason' FROM knowledge.chunk('{TOPICS}', '{cfg}') WHERE chunk_index = 0"
+            );
             assert_eq!(Spi::get_one::<String>(&query).unwrap().as_deref(), Some(reason));
-            let tokens = format!("SELECT bool_and(token_count > 0 AND char_length <= 200) FROM knowledge.chunk('{TOPICS}', '{cfg}')");
+            let tokens = format!(
+                "SELECT bool_and(token_count > 0 AND char_length <= 200) FROM knowledge.chunk('{TOPICS}', '{cfg}')"
+            );
             assert_eq!(Spi::get_one::<bool>(&tokens).unwrap(), Some(true));
         }
     }
@@ -65,7 +75,11 @@ mod tests {
     fn null_empty_and_blank_documents_give_no_rows() {
         for doc in ["NULL", "''", "'   '", "E'\\n\\n\\t'"] {
             for function in ["chunk", "semantic_chunk", "chunk_explain"] {
-                assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.{function}({doc})")), 0, "{function}({doc})");
+                assert_eq!(
+                    one::<i64>(&format!("SELECT count(*) FROM knowledge.{function}({doc})")),
+                    0,
+                    "{function}({doc})"
+                );
             }
             assert_eq!(one::<i64>(&format!("SELECT count(*) FROM knowledge.split_sentences({doc})")), 0);
         }
@@ -79,7 +93,9 @@ mod tests {
         let cuts = format!(
             "SELECT array_agg(char_offset ORDER BY char_offset)::text FROM knowledge.chunk_explain('{TOPICS}', '{TOPICS_CFG}') WHERE is_cut"
         );
-        let chunk_starts = format!("SELECT array_agg(char_offset ORDER BY char_offset)::text FROM knowledge.chunk('{TOPICS}', '{TOPICS_CFG}')");
+        let chunk_starts = format!(
+            "SELECT array_agg(char_offset ORDER BY char_offset)::text FROM knowledge.chunk('{TOPICS}', '{TOPICS_CFG}')"
+        );
         assert_eq!(Spi::get_one::<String>(&cuts).unwrap(), Spi::get_one::<String>(&chunk_starts).unwrap());
         let reasons = format!("SELECT string_agg(reason, ',' ORDER BY sentence_index) FROM knowledge.chunk_explain('{TOPICS}', '{TOPICS_CFG}') WHERE is_cut");
         assert_eq!(Spi::get_one::<String>(&reasons).unwrap().as_deref(), Some("start,threshold,threshold"));
@@ -114,12 +130,21 @@ mod tests {
         ];
         for cfg in cases {
             for function in ["chunk", "semantic_chunk", "chunk_explain"] {
-                assert_eq!(sqlstate_of(&format!("SELECT * FROM knowledge.{function}('Some text.', '{cfg}')")), "22023", "{function} {cfg}");
+                assert_eq!(
+                    sqlstate_of(&format!("SELECT * FROM knowledge.{function}('Some text.', '{cfg}')")),
+                    "22023",
+                    "{function} {cfg}"
+                );
             }
         }
         // The semantic-only functions refuse another strategy.
         for function in ["semantic_chunk", "chunk_explain"] {
-            assert_eq!(sqlstate_of(&format!("SELECT * FROM knowledge.{function}('Some text.', '{{\"strategy\": \"fixed\"}}')")), "22023");
+            assert_eq!(
+                sqlstate_of(&format!(
+                    "SELECT * FROM knowledge.{function}('Some text.', '{{\"strategy\": \"fixed\"}}')"
+                )),
+                "22023"
+            );
         }
     }
 
@@ -137,17 +162,27 @@ mod tests {
 
     #[pg_test]
     fn documents_above_max_document_size_raise_54000() {
-        assert_eq!(sqlstate_of("SELECT * FROM knowledge.chunk(repeat('word ', 100), '{\"max_document_size\": 100}')"), "54000");
+        assert_eq!(
+            sqlstate_of("SELECT * FROM knowledge.chunk(repeat('word ', 100), '{\"max_document_size\": 100}')"),
+            "54000"
+        );
         assert_eq!(sqlstate_of("SELECT * FROM knowledge.chunk(repeat('x', 10485761))"), "54000");
-        assert_eq!(sqlstate_of("SELECT * FROM knowledge.chunk(repeat('word ', 20), '{\"max_document_size\": 100}')"), "00000");
+        assert_eq!(
+            sqlstate_of("SELECT * FROM knowledge.chunk(repeat('word ', 20), '{\"max_document_size\": 100}')"),
+            "00000"
+        );
     }
 
     #[pg_test]
     fn unknown_models_raise_42704() {
-        for query in ["SELECT knowledge.embed('x', 'no-such-model')", "SELECT knowledge.token_count('x', 'no-such-model')"] {
+        for query in
+            ["SELECT knowledge.embed('x', 'no-such-model')", "SELECT knowledge.token_count('x', 'no-such-model')"]
+        {
             assert_eq!(sqlstate_of(query), "42704", "{query}");
         }
-        let query = format!("SELECT * FROM knowledge.chunk('{TOPICS}', '{{\"model\": \"no-such-model\", \"inline_threshold\": 0}}')");
+        let query = format!(
+            "SELECT * FROM knowledge.chunk('{TOPICS}', '{{\"model\": \"no-such-model\", \"inline_threshold\": 0}}')"
+        );
         assert_eq!(sqlstate_of(&query), "42704");
         let lexical = format!("SELECT * FROM knowledge.chunk('{TOPICS}', '{{\"model\": \"lexical\"}}')");
         assert_eq!(sqlstate_of(&lexical), "00000");
@@ -166,12 +201,12 @@ mod tests {
         ];
         for doc in docs {
             let configs = [
-            r#"{"model": "lexical"}"#,
-            r#"{"model": "lexical", "inline_threshold": 0, "max_size": 50}"#,
-            r#"{"model": "lexical", "strategy": "fixed", "max_size": "5 tokens"}"#,
-            r#"{"model": "lexical", "strategy": "recursive", "max_size": "3 words"}"#,
-        ];
-        for cfg in configs {
+                r#"{"model": "lexical"}"#,
+                r#"{"model": "lexical", "inline_threshold": 0, "max_size": 50}"#,
+                r#"{"model": "lexical", "strategy": "fixed", "max_size": "5 tokens"}"#,
+                r#"{"model": "lexical", "strategy": "recursive", "max_size": "3 words"}"#,
+            ];
+            for cfg in configs {
                 let query = format!("SELECT * FROM knowledge.chunk({doc}, '{cfg}')");
                 assert_eq!(sqlstate_of(&query), "00000", "{doc} {cfg}");
             }

@@ -23,10 +23,17 @@ mod tests {
 
     fn assert_stats_exact(when: &str) {
         let mismatches = Spi::connect(|client| {
-            client.select(TEXT_STATS_MISMATCHES, None, &[]).map(|rows| rows.map(|row| row.get::<String>(1).unwrap().unwrap()).collect::<Vec<_>>())
+            client
+                .select(TEXT_STATS_MISMATCHES, None, &[])
+                .map(|rows| rows.map(|row| row.get::<String>(1).unwrap().unwrap()).collect::<Vec<_>>())
         })
         .unwrap();
-        assert!(mismatches.is_empty(), "{when}: {} mismatches, first {:?}", mismatches.len(), &mismatches[..mismatches.len().min(3)]);
+        assert!(
+            mismatches.is_empty(),
+            "{when}: {} mismatches, first {:?}",
+            mismatches.len(),
+            &mismatches[..mismatches.len().min(3)]
+        );
     }
 
     #[pg_test]
@@ -63,7 +70,9 @@ mod tests {
     #[pg_test]
     fn text_stats_follow_every_write() {
         lexical_store();
-        let insert = |i: i32| Spi::run(&format!("INSERT INTO knowledge.documents (content) VALUES ('Document {i}: rain in Spain falls on the plain, and bees hum in the heather near hive {i}.')")).unwrap();
+        let insert = |i: i32| {
+            Spi::run(&format!("INSERT INTO knowledge.documents (content) VALUES ('Document {i}: rain in Spain falls on the plain, and bees hum in the heather near hive {i}.')")).unwrap()
+        };
         for i in 0..6 {
             insert(i);
         }
@@ -78,7 +87,10 @@ mod tests {
         }
         assert_stats_exact("after 12 inserts");
         // Seven more statements each added a row for "rain": folding kept its rows few.
-        assert!(one::<i64>("SELECT count(*) FROM knowledge.text_stats WHERE chunk_config = 'words' AND lexeme = 'rain'") < 8);
+        assert!(
+            one::<i64>("SELECT count(*) FROM knowledge.text_stats WHERE chunk_config = 'words' AND lexeme = 'rain'")
+                < 8
+        );
         Spi::run("UPDATE knowledge.documents SET content = 'Volcanoes erupt; lava cools into basalt and rain.' WHERE content LIKE 'Document 3:%'").unwrap();
         assert_stats_exact("after an update");
         Spi::run("DELETE FROM knowledge.documents WHERE content LIKE 'Document 1%'").unwrap();
@@ -136,9 +148,22 @@ mod tests {
         assert_eq!(one::<Vec<i64>>(got), one::<Vec<i64>>(expected));
         assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.search('rain in Spain', 10, '{\"mode\": \"text\", \"config\": \"words\"}')"), 4, "OR semantics: any of the words");
         // b = 0 ignores length, k1 = 0 ignores repeats: the rankings change.
-        let order = |options: &str| one::<Vec<i64>>(&format!("SELECT array_agg(chunk_id ORDER BY text_rank) FROM knowledge.search('rain', 10, '{options}')"));
-        assert_ne!(order(r#"{"mode": "text", "config": "words"}"#), order(r#"{"mode": "text", "config": "words", "k1": 0}"#));
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.search('the of and', 5, '{\"mode\": \"text\", \"config\": \"words\"}')"), 0, "stop words only");
+        let order = |options: &str| {
+            one::<Vec<i64>>(&format!(
+                "SELECT array_agg(chunk_id ORDER BY text_rank) FROM knowledge.search('rain', 10, '{options}')"
+            ))
+        };
+        assert_ne!(
+            order(r#"{"mode": "text", "config": "words"}"#),
+            order(r#"{"mode": "text", "config": "words", "k1": 0}"#)
+        );
+        assert_eq!(
+            one::<i64>(
+                "SELECT count(*) FROM knowledge.search('the of and', 5, '{\"mode\": \"text\", \"config\": \"words\"}')"
+            ),
+            0,
+            "stop words only"
+        );
     }
 
     #[pg_test]
@@ -166,9 +191,18 @@ mod tests {
 
     #[pg_test]
     fn bm25_options_are_checked() {
-        for options in [r#"{"k1": -1}"#, r#"{"k1": 11}"#, r#"{"k1": "1.2"}"#, r#"{"b": 1.5}"#, r#"{"b": null}"#, r#"{"bm25": 1}"#] {
-            assert_eq!(sqlstate_of(&format!("SELECT * FROM knowledge.search('rain', 5, '{options}')")), "22023", "{options}");
+        for options in
+            [r#"{"k1": -1}"#, r#"{"k1": 11}"#, r#"{"k1": "1.2"}"#, r#"{"b": 1.5}"#, r#"{"b": null}"#, r#"{"bm25": 1}"#]
+        {
+            assert_eq!(
+                sqlstate_of(&format!("SELECT * FROM knowledge.search('rain', 5, '{options}')")),
+                "22023",
+                "{options}"
+            );
         }
-        assert_eq!(sqlstate_of(r#"SELECT * FROM knowledge.search('rain', 5, '{"mode": "text", "k1": 2, "b": 0}')"#), "00000");
+        assert_eq!(
+            sqlstate_of(r#"SELECT * FROM knowledge.search('rain', 5, '{"mode": "text", "k1": 2, "b": 0}')"#),
+            "00000"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs.
 
 use crate::api::chunk_rows;
+use crate::cfg::Cfg;
 use crate::chunking::notice_wide_chunks;
 use crate::embedding::embed_optional;
 use crate::errors::Error;
@@ -12,9 +13,8 @@ use crate::vector::Vector;
 use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
-use crate::cfg::Cfg;
-use std::borrow::Cow;
 use pgrx::JsonB;
+use std::borrow::Cow;
 
 /// The chunks of several documents exactly as `knowledge.chunk(doc, cfg)` gives them, with their
 /// document ids, each embedded by `model` (NULL: `cfg.model`, else pg_chunk.default_model) as a
@@ -87,22 +87,31 @@ fn embedded_chunk_rows(
     model: Option<&str>,
     function: &'static str,
 ) -> Result<EmbeddedChunkTable, ErrorReport> {
-    let (Some(ids), Some(docs), Some(cfg)) = (document_ids, docs, cfg) else { return Ok(TableIterator::new(Vec::new())) };
+    let (Some(ids), Some(docs), Some(cfg)) = (document_ids, docs, cfg) else {
+        return Ok(TableIterator::new(Vec::new()));
+    };
     if ids.len() != docs.len() {
         let message = format!("document_ids has {} elements and docs {}; they must match", ids.len(), docs.len());
         return Err(Error::InvalidArgument(message).report(function));
     }
     // A NULL id or document has no chunks.
-    let pairs: Vec<(i64, &str)> = ids.iter().zip(&docs).filter_map(|(id, doc)| Some(((*id)?, doc.as_deref()?))).collect();
+    let pairs: Vec<(i64, &str)> =
+        ids.iter().zip(&docs).filter_map(|(id, doc)| Some(((*id)?, doc.as_deref()?))).collect();
     let rows = chunks_of_documents(&pairs, &cfg, model).map_err(|e| e.report(function))?;
-    Ok(TableIterator::new(rows.into_iter().map(|(id, (index, content, offset, length, tokens, metadata, model, vector))| {
-        (id, index, content, offset, length, tokens, metadata, model, vector)
-    })))
+    Ok(TableIterator::new(rows.into_iter().map(
+        |(id, (index, content, offset, length, tokens, metadata, model, vector))| {
+            (id, index, content, offset, length, tokens, metadata, model, vector)
+        },
+    )))
 }
 
 type EmbeddedChunkRow = (i32, String, i32, i32, i32, JsonB, String, Option<Vector>);
 
-fn chunks_of_documents(docs: &[(i64, &str)], cfg: &Cfg, model: Option<&str>) -> Result<Vec<(i64, EmbeddedChunkRow)>, Error> {
+fn chunks_of_documents(
+    docs: &[(i64, &str)],
+    cfg: &Cfg,
+    model: Option<&str>,
+) -> Result<Vec<(i64, EmbeddedChunkRow)>, Error> {
     let cfg = cfg.parse()?;
     let model = model.map(str::to_string).or_else(|| cfg.model.clone()).unwrap_or_else(gucs::default_model);
     let mut chunks = Vec::new();

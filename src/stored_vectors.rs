@@ -60,7 +60,8 @@ impl StoredVectors {
         let query = "SELECT pg_catalog.has_table_privilege('knowledge.stored_vectors', 'SELECT') \
                      AND pg_catalog.has_table_privilege('knowledge.stored_vectors', 'INSERT') \
                      AND pg_catalog.has_table_privilege('knowledge.stored_vectors', 'DELETE')";
-        let allowed = Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<bool>()).map_err(spi_error)?;
+        let allowed =
+            Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<bool>()).map_err(spi_error)?;
         if allowed != Some(true) {
             return Ok(None);
         }
@@ -109,7 +110,11 @@ impl StoredVectors {
                          ORDER BY v.id FOR UPDATE SKIP LOCKED))";
         let dimension = i32::try_from(dimension).unwrap_or(i32::MAX);
         Spi::connect_mut(|client| {
-            client.update(insert, None, &[keys.into(), self.model.as_str().into(), vectors.to_vec().into(), dimension.into()])?;
+            client.update(
+                insert,
+                None,
+                &[keys.into(), self.model.as_str().into(), vectors.to_vec().into(), dimension.into()],
+            )?;
             client.update(evict, None, &[self.most_rows.into()]).map(|_| ())
         })
         .map_err(spi_error)

@@ -18,7 +18,15 @@ fn cjk_bigrams_of(doc: &str) -> String {
 /// chunks each (same order), given the config's mean chunk length
 /// (crates/pg_chunk_core/src/bm25.rs). knowledge.search reads them from knowledge.text_stats.
 #[pg_extern(immutable, parallel_safe, strict)]
-fn bm25(tsv: TsVectorBytes<'_>, lexemes: Vec<String>, df: Vec<f64>, chunks: f64, k1: f64, b: f64, average_length: f64) -> f64 {
+fn bm25(
+    tsv: TsVectorBytes<'_>,
+    lexemes: Vec<String>,
+    df: Vec<f64>,
+    chunks: f64,
+    k1: f64,
+    b: f64,
+    average_length: f64,
+) -> f64 {
     let Some(tsv) = TsVector::new(tsv.0) else { return 0.0 };
     let weights: Vec<f64> = df.iter().map(|&df| idf(chunks, df)).collect();
     let terms = sorted_terms(&lexemes, &weights);

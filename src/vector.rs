@@ -58,7 +58,10 @@ fn vector_oid() -> pg_sys::Oid {
             let query = "SELECT t.oid FROM pg_catalog.pg_extension AS e \
                          JOIN pg_catalog.pg_type AS t ON t.typnamespace = e.extnamespace AND t.typname = 'vector' \
                          WHERE e.extname = 'vector'";
-            let found = pgrx::Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<pg_sys::Oid>()).ok().flatten();
+            let found =
+                pgrx::Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<pg_sys::Oid>())
+                    .ok()
+                    .flatten();
             oid.set(found.unwrap_or(pg_sys::InvalidOid));
         }
         oid.get()

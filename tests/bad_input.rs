@@ -123,8 +123,23 @@ struct Matrix {
 }
 
 impl Matrix {
-    fn add(&mut self, label: impl Into<String>, sql: impl Into<String>, params: Vec<Option<Doc>>, check: Check, expect: Expect) -> &mut Case {
-        self.cases.push(Case { label: label.into(), sql: sql.into(), params, setup: Vec::new(), in_transaction: false, check, expect });
+    fn add(
+        &mut self,
+        label: impl Into<String>,
+        sql: impl Into<String>,
+        params: Vec<Option<Doc>>,
+        check: Check,
+        expect: Expect,
+    ) -> &mut Case {
+        self.cases.push(Case {
+            label: label.into(),
+            sql: sql.into(),
+            params,
+            setup: Vec::new(),
+            in_transaction: false,
+            check,
+            expect,
+        });
         self.cases.last_mut().unwrap()
     }
 }
@@ -182,7 +197,8 @@ fn run_case(client: &mut Client, case: &Case) -> Outcome {
     let started = Instant::now();
     let values: Vec<Option<&str>> = case.params.iter().map(|p| p.as_deref()).collect();
     let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-    let mut outcome = Outcome { code: "00000".into(), message: String::new(), rows: 0, problem: None, elapsed: Duration::ZERO };
+    let mut outcome =
+        Outcome { code: "00000".into(), message: String::new(), rows: 0, problem: None, elapsed: Duration::ZERO };
     let result = if case.in_transaction {
         match client.transaction() {
             Err(e) => Err((describe(&e), "begin")),
@@ -266,7 +282,9 @@ fn describe_params(params: &[Option<Doc>]) -> String {
 
 #[test]
 fn every_function_refuses_bad_input_deliberately() {
-    let log_start = std::fs::metadata(server_log()).unwrap_or_else(|e| panic!("cannot read the server log {}: {e}", server_log())).len();
+    let log_start = std::fs::metadata(server_log())
+        .unwrap_or_else(|e| panic!("cannot read the server log {}: {e}", server_log()))
+        .len();
     let started = Instant::now();
     let mut client = retrying("making the database", || fresh_database(DATABASE));
     prepare_database(&mut client);
@@ -302,7 +320,8 @@ fn every_function_refuses_bad_input_deliberately() {
 
     // The connection that ran every case is still the same backend, alive.
     let alive = client.query_one("SELECT pg_backend_pid(), 1", &[]);
-    let still_alive = matches!(&alive, Ok(row) if row.get::<_, i32>(0) == original_backend && row.get::<_, i32>(1) == 1);
+    let still_alive =
+        matches!(&alive, Ok(row) if row.get::<_, i32>(0) == original_backend && row.get::<_, i32>(1) == 1);
 
     let ok = by_code.get("00000").copied().unwrap_or(0);
     let errors: Vec<String> = by_code.iter().filter(|(c, _)| *c != "00000").map(|(c, n)| format!("{c}: {n}")).collect();
@@ -321,10 +340,18 @@ fn every_function_refuses_bad_input_deliberately() {
     let crashes = crashes_logged_since(log_start);
     let mut failures = Vec::new();
     if !mismatches.is_empty() {
-        failures.push(format!("{} of {} cases did not do what README says:\n  {}", mismatches.len(), cases.len(), mismatches.join("\n  ")));
+        failures.push(format!(
+            "{} of {} cases did not do what README says:\n  {}",
+            mismatches.len(),
+            cases.len(),
+            mismatches.join("\n  ")
+        ));
     }
     if reconnected || !still_alive {
-        failures.push(format!("the test's connection did not survive the matrix (reconnected: {reconnected}, final check: {:?})", alive.map(|r| r.get::<_, i32>(0))));
+        failures.push(format!(
+            "the test's connection did not survive the matrix (reconnected: {reconnected}, final check: {:?})",
+            alive.map(|r| r.get::<_, i32>(0))
+        ));
     }
     if !crashes.is_empty() {
         failures.push(format!("the server log tells of crashes during the test:\n  {}", crashes.join("\n  ")));

@@ -45,9 +45,19 @@ fn assert_canceled(result: Result<Vec<postgres::Row>, postgres::Error>, what: &s
 fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
     let doc = five_megabytes();
     let cases = [
-        ("semantic_chunk", "SELECT count(*) FROM knowledge.semantic_chunk($1, $2::text::jsonb)", format!(r#"{{"model": "{MODEL}"}}"#)),
+        (
+            "semantic_chunk",
+            "SELECT count(*) FROM knowledge.semantic_chunk($1, $2::text::jsonb)",
+            format!(r#"{{"model": "{MODEL}"}}"#),
+        ),
         // Token sizes: the tokenizer, not inference, is the long work here.
-        ("recursive in tokens", "SELECT count(*) FROM knowledge.chunk($1, $2::text::jsonb)", format!(r#"{{"strategy": "recursive", "model": "{MODEL}", "max_size": "256 tokens", "min_size": "20 tokens"}}"#)),
+        (
+            "recursive in tokens",
+            "SELECT count(*) FROM knowledge.chunk($1, $2::text::jsonb)",
+            format!(
+                r#"{{"strategy": "recursive", "model": "{MODEL}", "max_size": "256 tokens", "min_size": "20 tokens"}}"#
+            ),
+        ),
     ];
     for (name, sql, cfg) in &cases {
         let mut client = warm_connection();
@@ -55,7 +65,10 @@ fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
         let started = Instant::now();
         assert_canceled(client.query(*sql, &[&doc, &cfg]), name);
         let took = started.elapsed();
-        assert!(took < Duration::from_millis(200) + STOP_WITHIN, "{name}: statement_timeout 200ms stopped after {took:?}");
+        assert!(
+            took < Duration::from_millis(200) + STOP_WITHIN,
+            "{name}: statement_timeout 200ms stopped after {took:?}"
+        );
         println!("{name}: statement_timeout 200ms stopped it after {took:?}");
         client.batch_execute("RESET statement_timeout").unwrap();
         assert_eq!(client.query_one("SELECT 1", &[]).unwrap().get::<_, i32>(0), 1, "{name}: the connection survives");

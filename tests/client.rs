@@ -7,14 +7,20 @@ use std::thread;
 fn the_sample_document_chunks_with_exact_offsets_in_every_strategy() {
     let mut client = connect();
     let doc = sample_document();
-    for cfg in ["{}", r#"{"strategy": "fixed"}"#, r#"{"strategy": "recursive"}"#, r#"{"max_size": "60 words", "overlap": "1 sentences"}"#] {
+    for cfg in [
+        "{}",
+        r#"{"strategy": "fixed"}"#,
+        r#"{"strategy": "recursive"}"#,
+        r#"{"max_size": "60 words", "overlap": "1 sentences"}"#,
+    ] {
         let rows = client
             .query("SELECT chunk_index, content, char_offset, char_length FROM knowledge.chunk($1, $2::text::jsonb) ORDER BY chunk_index", &[&doc, &cfg])
             .unwrap();
         assert!(rows.len() > 1, "{cfg}: {} chunks", rows.len());
         let chars: Vec<char> = doc.chars().collect();
         for (i, row) in rows.iter().enumerate() {
-            let (index, content, offset, length): (i32, String, i32, i32) = (row.get(0), row.get(1), row.get(2), row.get(3));
+            let (index, content, offset, length): (i32, String, i32, i32) =
+                (row.get(0), row.get(1), row.get(2), row.get(3));
             assert_eq!(index as usize, i);
             let expected: String = chars[offset as usize..(offset + length) as usize].iter().collect();
             assert_eq!(content, expected, "{cfg}: chunk {i}");
@@ -53,14 +59,22 @@ fn errors_reach_the_client_with_their_sqlstate() {
 #[test]
 fn concurrent_backends_give_identical_results() {
     let doc = sample_document();
-    let reference: Vec<String> = connect().query("SELECT content FROM knowledge.chunk($1)", &[&doc]).unwrap().iter().map(|r| r.get(0)).collect();
+    let reference: Vec<String> =
+        connect().query("SELECT content FROM knowledge.chunk($1)", &[&doc]).unwrap().iter().map(|r| r.get(0)).collect();
     let workers: Vec<_> = (0..4)
         .map(|_| {
             let doc = doc.clone();
             thread::spawn(move || {
                 let mut client = connect();
                 (0..20)
-                    .map(|_| client.query("SELECT content FROM knowledge.chunk($1)", &[&doc]).unwrap().iter().map(|r| r.get(0)).collect::<Vec<String>>())
+                    .map(|_| {
+                        client
+                            .query("SELECT content FROM knowledge.chunk($1)", &[&doc])
+                            .unwrap()
+                            .iter()
+                            .map(|r| r.get(0))
+                            .collect::<Vec<String>>()
+                    })
                     .collect::<Vec<_>>()
             })
         })

@@ -14,7 +14,13 @@ fn env_or(name: &str, default: &str) -> String {
 
 fn params(database: &str) -> String {
     let user = std::env::var("PGUSER").or_else(|_| std::env::var("USER")).unwrap_or_else(|_| "root".to_string());
-    format!("host={} port={} user={} dbname={}", env_or("PGHOST", "/var/run/postgresql"), env_or("PGPORT", "5432"), user, database)
+    format!(
+        "host={} port={} user={} dbname={}",
+        env_or("PGHOST", "/var/run/postgresql"),
+        env_or("PGPORT", "5432"),
+        user,
+        database
+    )
 }
 
 fn connect_to(database: &str) -> Client {
@@ -28,7 +34,9 @@ pub fn connect_collecting_notices() -> (Client, Arc<Mutex<Vec<String>>>) {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&notices);
     let mut config: Config = params(TEST_DATABASE).parse().unwrap();
-    config.notice_callback(move |notice| sink.lock().unwrap().push(format!("{}: {}", notice.severity(), notice.message())));
+    config.notice_callback(move |notice| {
+        sink.lock().unwrap().push(format!("{}: {}", notice.severity(), notice.message()))
+    });
     (config.connect(NoTls).unwrap(), notices)
 }
 
@@ -48,7 +56,13 @@ pub fn connect() -> Client {
 /// client's own description when the server sent none.
 pub fn describe_error(e: &postgres::Error) -> String {
     match e.as_db_error() {
-        Some(db) => format!("{} {}: {}{}", db.severity(), db.code().code(), db.message(), db.where_().map_or(String::new(), |w| format!(" (where: {w})"))),
+        Some(db) => format!(
+            "{} {}: {}{}",
+            db.severity(),
+            db.code().code(),
+            db.message(),
+            db.where_().map_or(String::new(), |w| format!(" (where: {w})"))
+        ),
         None => format!("{e}"),
     }
 }
@@ -159,7 +173,12 @@ pub fn topic_document(i: usize) -> String {
 /// Panics with the first mismatches when knowledge.chunks is not exactly what the store promises.
 pub fn assert_store_exact(client: &mut Client, when: &str) {
     let mismatches = store_mismatches(client);
-    assert!(mismatches.is_empty(), "{when}: {} mismatches, first {:?}", mismatches.len(), &mismatches[..mismatches.len().min(5)]);
+    assert!(
+        mismatches.is_empty(),
+        "{when}: {} mismatches, first {:?}",
+        mismatches.len(),
+        &mismatches[..mismatches.len().min(5)]
+    );
 }
 
 /// Waits (up to 2 minutes) until a pg_chunk background worker is connected to the database of
@@ -172,14 +191,18 @@ pub fn wait_for_worker(client: &mut Client) {
         if workers > 0 {
             return;
         }
-        assert!(started.elapsed() < std::time::Duration::from_secs(120), "no pg_chunk worker connected to this database in 2 minutes");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "no pg_chunk worker connected to this database in 2 minutes"
+        );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
 
 /// A field of a server process's /proc/<pid>/status in kB (the test runs on the server's machine, as root).
 pub fn proc_status_kb(pid: i32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
     status
         .lines()
         .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
@@ -196,8 +219,10 @@ pub fn prose_paragraphs() -> Vec<String> {
         .filter(|p| !p.is_empty() && !p.starts_with('#'))
         .map(str::to_string)
         .collect();
-    let corpus: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search_corpus.json")).unwrap()).unwrap();
+    let corpus: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/search_corpus.json")).unwrap(),
+    )
+    .unwrap();
     pool.extend(corpus["documents"].as_array().unwrap().iter().map(|d| d["content"].as_str().unwrap().to_string()));
     pool.extend((0..5).map(|i| topic_document(i).replace("\n\n", " ")));
     pool

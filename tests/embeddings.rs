@@ -19,7 +19,10 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 }
 
 fn parity_fixture() -> (Vec<String>, serde_json::Map<String, serde_json::Value>) {
-    let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/parity.json")).unwrap()).unwrap();
+    let fixture: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/parity.json")).unwrap(),
+    )
+    .unwrap();
     let sentences: Vec<String> = serde_json::from_value(fixture["sentences"].clone()).unwrap();
     assert!(sentences.len() >= 50);
     (sentences, fixture["embeddings"].as_object().unwrap().clone())
@@ -62,7 +65,10 @@ fn integer_models_agree_with_their_float_copies() {
     // Issue 21's quality gate: mean cosine >= 0.99 and least >= 0.98 to the float model, on the
     // parity sentences (MiniLM) and on the e5 fixture's English, Chinese and Hindi ones.
     let (sentences, _) = parity_fixture();
-    let e5: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/e5_parity.json")).unwrap()).unwrap();
+    let e5: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/e5_parity.json")).unwrap(),
+    )
+    .unwrap();
     let e5_sentences: Vec<String> = serde_json::from_value(e5["all_sentences"].clone()).unwrap();
     let mut client = connect();
     let files: Vec<String> = client
@@ -71,11 +77,19 @@ fn integer_models_agree_with_their_float_copies() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(files, ["all-minilm-l6-v2/model.int8.onnx", "multilingual-e5-small/model.int8.onnx"], "the defaults are the integer copies");
+    assert_eq!(
+        files,
+        ["all-minilm-l6-v2/model.int8.onnx", "multilingual-e5-small/model.int8.onnx"],
+        "the defaults are the integer copies"
+    );
     for (model, texts) in [("all-minilm-l6-v2", &sentences), ("multilingual-e5-small", &e5_sentences)] {
         let float = format!("{model}-float");
         let (mean, least) = agreement(&mut client, texts, model, &float);
-        assert!(mean >= 0.99 && least >= 0.98, "{model} against {float} over {} sentences: mean cosine {mean:.4}, least {least:.4}", texts.len());
+        assert!(
+            mean >= 0.99 && least >= 0.98,
+            "{model} against {float} over {} sentences: mean cosine {mean:.4}, least {least:.4}",
+            texts.len()
+        );
         // Not the same computation under two names.
         assert!(least < 0.9999, "{model}: least cosine {least} to {float}");
     }
@@ -89,7 +103,12 @@ fn a_missing_onnx_runtime_raises_58p01_naming_the_setting() {
     let err = client.query_one("SELECT knowledge.embed('x', 'all-minilm-l6-v2')", &[]).unwrap_err();
     let db = err.as_db_error().unwrap();
     assert_eq!(db.code().code(), "58P01", "{db:?}");
-    assert!(db.message().contains("/nonexistent/libonnxruntime.so") && db.message().contains("pg_chunk.onnxruntime_library"), "{}", db.message());
+    assert!(
+        db.message().contains("/nonexistent/libonnxruntime.so")
+            && db.message().contains("pg_chunk.onnxruntime_library"),
+        "{}",
+        db.message()
+    );
     // The static model needs no runtime and still works in the same backend.
     let ok = client.query_one("SELECT vector_dims(knowledge.embed('x', 'potion-base-8m'))", &[]).unwrap();
     assert_eq!(ok.get::<_, i32>(0), 256);
@@ -100,7 +119,9 @@ fn statement_timeout_stops_a_long_embed_batch() {
     let mut client = connect();
     client.batch_execute("SET statement_timeout = '500ms'").unwrap();
     // 5,000 distinct sentences take MiniLM well over 10 s on one thread.
-    let inputs: Vec<String> = (0..5000).map(|i| format!("Sentence number {i} talks about topic {} at some length.", i * 7919 % 1000)).collect();
+    let inputs: Vec<String> = (0..5000)
+        .map(|i| format!("Sentence number {i} talks about topic {} at some length.", i * 7919 % 1000))
+        .collect();
     let started = std::time::Instant::now();
     let err = client.query("SELECT count(*) FROM knowledge.embed_batch($1)", &[&inputs]).unwrap_err();
     assert_eq!(err.code().map(|c| c.code()), Some("57014"), "{err}");
@@ -121,7 +142,11 @@ fn concurrent_backends_embed_the_same_vectors() {
         .map(|_| {
             thread::spawn(move || {
                 let mut client = connect();
-                (0..5).flat_map(|_| texts.iter().map(|t| embedding(&mut client, t, "all-minilm-l6-v2")).collect::<Vec<_>>()).collect::<Vec<_>>()
+                (0..5)
+                    .flat_map(|_| {
+                        texts.iter().map(|t| embedding(&mut client, t, "all-minilm-l6-v2")).collect::<Vec<_>>()
+                    })
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
@@ -147,7 +172,9 @@ fn truncation_is_reported_once_per_call() {
 fn a_fallback_warns_that_it_replaced_the_model() {
     let (mut client, notices) = connect_collecting_notices();
     client.batch_execute("SET pg_chunk.onnxruntime_library = '/nonexistent/libonnxruntime.so'").unwrap();
-    let rows = client.query("SELECT * FROM knowledge.chunk(repeat('Some words here. ', 300), '{\"fallback\": \"lexical\"}')", &[]).unwrap();
+    let rows = client
+        .query("SELECT * FROM knowledge.chunk(repeat('Some words here. ', 300), '{\"fallback\": \"lexical\"}')", &[])
+        .unwrap();
     assert!(!rows.is_empty());
     let got = notices.lock().unwrap().clone();
     assert!(got.iter().any(|n| n.starts_with("WARNING") && n.contains("fallback \"lexical\"")), "{got:?}");
@@ -161,9 +188,12 @@ fn parallel_workers_can_embed_and_chunk() {
     // (PostgreSQL 16 renamed force_parallel_mode debug_parallel_query.)
     let version: i32 = client.query_one("SELECT current_setting('server_version_num')::int", &[]).unwrap().get(0);
     let force = if version >= 160000 { "debug_parallel_query" } else { "force_parallel_mode" };
-    client.batch_execute(&format!("SET {force} = on; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0")).unwrap();
+    client
+        .batch_execute(&format!("SET {force} = on; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0"))
+        .unwrap();
     for model in ["potion-base-8m", "all-minilm-l6-v2"] {
-        let row = client.query_one("SELECT vector_dims(knowledge.embed('A worker embeds this.', $1))", &[&model]).unwrap();
+        let row =
+            client.query_one("SELECT vector_dims(knowledge.embed('A worker embeds this.', $1))", &[&model]).unwrap();
         assert!(row.get::<_, i32>(0) > 0, "{model}");
     }
     let plan: Vec<String> = client
@@ -174,7 +204,12 @@ fn parallel_workers_can_embed_and_chunk() {
         .collect();
     assert!(plan.iter().any(|line| line.contains("Gather")), "not run in a worker: {plan:?}");
     let cfg = r#"{"model": "potion-base-8m", "inline_threshold": 0}"#;
-    let row = client.query_one("SELECT count(*) FROM knowledge.chunk($1, $2::text::jsonb)", &[&pg_chunk_client_tests::sample_document(), &cfg]).unwrap();
+    let row = client
+        .query_one(
+            "SELECT count(*) FROM knowledge.chunk($1, $2::text::jsonb)",
+            &[&pg_chunk_client_tests::sample_document(), &cfg],
+        )
+        .unwrap();
     assert!(row.get::<_, i64>(0) > 1);
 }
 
@@ -187,7 +222,10 @@ fn without_max_size_chunks_fit_what_the_model_reads() {
     assert!(widest <= 254 && widest > 150, "the widest default chunk has {widest} tokens");
     for strategy in ["recursive", "markdown", "topic_coherence"] {
         let cfg = format!(r#"{{"strategy": "{strategy}"}}"#);
-        let widest: i32 = client.query_one("SELECT max(token_count) FROM knowledge.chunk($1, $2::text::jsonb)", &[&doc, &cfg]).unwrap().get(0);
+        let widest: i32 = client
+            .query_one("SELECT max(token_count) FROM knowledge.chunk($1, $2::text::jsonb)", &[&doc, &cfg])
+            .unwrap()
+            .get(0);
         assert!(widest <= 254, "{strategy}: the widest chunk has {widest} tokens");
     }
     assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
@@ -200,7 +238,10 @@ fn without_max_size_chunks_fit_what_the_model_reads() {
     assert!(wide > 0);
     let got = notices.lock().unwrap().clone();
     assert_eq!(got.len(), 1, "{got:?}");
-    assert!(got[0].starts_with("NOTICE") && got[0].contains(&format!("{wide} of")) && got[0].contains("254 tokens"), "{got:?}");
+    assert!(
+        got[0].starts_with("NOTICE") && got[0].contains(&format!("{wide} of")) && got[0].contains("254 tokens"),
+        "{got:?}"
+    );
     // chunk_explain says where the sizes came from.
     notices.lock().unwrap().clear();
     client.query("SELECT * FROM knowledge.chunk_explain($1)", &[&doc]).unwrap();
@@ -213,10 +254,16 @@ fn threads_above_max_threads_are_clamped_with_a_notice() {
     let (mut client, notices) = connect_collecting_notices();
     // Any role may ask for threads; pg_chunk.max_threads (superuser-only) caps them.
     client.batch_execute("SET pg_chunk.max_threads = 1; SET pg_chunk.threads = 2").unwrap();
-    let dims: i32 = client.query_one("SELECT vector_dims(knowledge.embed('clamped threads', 'all-minilm-l6-v2'))", &[]).unwrap().get(0);
+    let dims: i32 = client
+        .query_one("SELECT vector_dims(knowledge.embed('clamped threads', 'all-minilm-l6-v2'))", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(dims, 384);
     let got = notices.lock().unwrap().clone();
-    assert!(got.iter().any(|n| n.starts_with("NOTICE") && n.contains("pg_chunk.threads is 2") && n.contains("runs with 1")), "{got:?}");
+    assert!(
+        got.iter().any(|n| n.starts_with("NOTICE") && n.contains("pg_chunk.threads is 2") && n.contains("runs with 1")),
+        "{got:?}"
+    );
     // Within the cap: no notice.
     notices.lock().unwrap().clear();
     client.batch_execute("SET pg_chunk.max_threads = 2").unwrap();

@@ -13,7 +13,9 @@
 //! 0.8.4; tests/pgvector.rs reproduces it), and an autovacuum in the middle of this test once
 //! failed it that way in CI. The VACUUM afterwards, with the writers gone, still runs.
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, describe_error, fresh_database, proc_status_kb, prose_paragraphs};
+use pg_chunk_client_tests::{
+    assert_store_exact, connect_database, describe_error, fresh_database, proc_status_kb, prose_paragraphs,
+};
 use postgres::Client;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -119,7 +121,14 @@ impl Memory {
 /// One client's session until `deadline`; its backend's memory is first read once `warm_up` has
 /// passed and the client has done a few iterations (its models are loaded and its caches have
 /// started to fill), again at `middle` and at the end.
-fn run_client(client: usize, pool: Arc<Vec<String>>, questions: Arc<Vec<String>>, warm_up: Instant, middle: Instant, deadline: Instant) -> Report {
+fn run_client(
+    client: usize,
+    pool: Arc<Vec<String>>,
+    questions: Arc<Vec<String>>,
+    warm_up: Instant,
+    middle: Instant,
+    deadline: Instant,
+) -> Report {
     let mut db = connect_database(DATABASE);
     let pid: i32 = db.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
     let mut report = Report { client, pid, ..Default::default() };
@@ -143,15 +152,25 @@ fn run_client(client: usize, pool: Arc<Vec<String>>, questions: Arc<Vec<String>>
         let mut broken: Vec<String> = Vec::new();
         let result = if roll < 40 || ids.is_empty() {
             serial += 1;
-            let doc = Doc { title: format!("c{client} s{serial}"), content: document(&mut rng, &pool, client, serial, 0), language: "english".into(), chunk_config: None };
+            let doc = Doc {
+                title: format!("c{client} s{serial}"),
+                content: document(&mut rng, &pool, client, serial, 0),
+                language: "english".into(),
+                chunk_config: None,
+            };
             if rng.below(12) == 0 {
                 // An insert rolled back leaves neither document nor chunks.
                 (|| -> Result<(), postgres::Error> {
                     let mut transaction = db.transaction()?;
                     let id: i64 = transaction
-                        .query_one("INSERT INTO knowledge.documents (title, content) VALUES ($1, $2) RETURNING id", &[&doc.title, &doc.content])?
+                        .query_one(
+                            "INSERT INTO knowledge.documents (title, content) VALUES ($1, $2) RETURNING id",
+                            &[&doc.title, &doc.content],
+                        )?
                         .get(0);
-                    let chunks: i64 = transaction.query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = $1", &[&id])?.get(0);
+                    let chunks: i64 = transaction
+                        .query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = $1", &[&id])?
+                        .get(0);
                     transaction.rollback()?;
                     if chunks == 0 {
                         broken.push(format!("document {id} had no chunks inside its transaction"));
@@ -184,15 +203,25 @@ fn run_client(client: usize, pool: Arc<Vec<String>>, questions: Arc<Vec<String>>
                 }
                 14..=15 => {
                     doc.title = format!("{} (renamed)", doc.title);
-                    db.execute("UPDATE knowledge.documents SET title = $2, content = content WHERE id = $1", &[&id, &doc.title])
+                    db.execute(
+                        "UPDATE knowledge.documents SET title = $2, content = content WHERE id = $1",
+                        &[&id, &doc.title],
+                    )
                 }
                 16..=17 => {
                     doc.language = if doc.language == "english" { "simple" } else { "english" }.into();
-                    db.execute("UPDATE knowledge.documents SET language = $2::text::regconfig WHERE id = $1", &[&id, &doc.language])
+                    db.execute(
+                        "UPDATE knowledge.documents SET language = $2::text::regconfig WHERE id = $1",
+                        &[&id, &doc.language],
+                    )
                 }
                 _ => {
-                    doc.chunk_config = [None, Some("default".to_string()), Some("small".to_string())][rng.below(3)].clone();
-                    db.execute("UPDATE knowledge.documents SET chunk_config = $2 WHERE id = $1", &[&id, &doc.chunk_config])
+                    doc.chunk_config =
+                        [None, Some("default".to_string()), Some("small".to_string())][rng.below(3)].clone();
+                    db.execute(
+                        "UPDATE knowledge.documents SET chunk_config = $2 WHERE id = $1",
+                        &[&id, &doc.chunk_config],
+                    )
                 }
             };
             statement.map(|n| {
@@ -225,20 +254,21 @@ fn run_client(client: usize, pool: Arc<Vec<String>>, questions: Arc<Vec<String>>
             } else {
                 format!(r#"{{"mode": "{mode}", "config": "{config}"}}"#)
             };
-            db.query("SELECT document_id FROM knowledge.search($1, $2, $3::text::jsonb)", &[question, &k, &options]).map(|rows| {
-                if rows.len() > k as usize {
-                    broken.push(format!("search {options} gave {} rows for k = {k}", rows.len()));
-                }
-                if own {
-                    for row in &rows {
-                        let id: i64 = row.get(0);
-                        if !report.live.contains_key(&id) {
-                            broken.push(format!("search {options} returned document {id}, not one of its own"));
+            db.query("SELECT document_id FROM knowledge.search($1, $2, $3::text::jsonb)", &[question, &k, &options])
+                .map(|rows| {
+                    if rows.len() > k as usize {
+                        broken.push(format!("search {options} gave {} rows for k = {k}", rows.len()));
+                    }
+                    if own {
+                        for row in &rows {
+                            let id: i64 = row.get(0);
+                            if !report.live.contains_key(&id) {
+                                broken.push(format!("search {options} returned document {id}, not one of its own"));
+                            }
                         }
                     }
-                }
-                report.searches += 1;
-            })
+                    report.searches += 1;
+                })
         };
         if let Err(e) = result {
             report.errors.push(format!("client {client}, iteration {iterations}: {}", describe_error(&e)));
@@ -257,7 +287,9 @@ fn run_client(client: usize, pool: Arc<Vec<String>>, questions: Arc<Vec<String>>
 
 #[test]
 fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
-    let seconds: u64 = std::env::var("PG_CHUNK_LOAD_SECONDS").ok().map_or(60, |s| s.parse().expect("PG_CHUNK_LOAD_SECONDS: a number of seconds"));
+    let seconds: u64 = std::env::var("PG_CHUNK_LOAD_SECONDS")
+        .ok()
+        .map_or(60, |s| s.parse().expect("PG_CHUNK_LOAD_SECONDS: a number of seconds"));
     let mut client = fresh_database(DATABASE);
     // Two sync configs with the static model: the default one (semantic) and a recursive one.
     client
@@ -268,8 +300,9 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
         )
         .unwrap();
     let pool = Arc::new(prose_paragraphs());
-    let questions: Arc<Vec<String>> =
-        Arc::new(corpus()["questions"].as_array().unwrap().iter().map(|q| q["question"].as_str().unwrap().to_string()).collect());
+    let questions: Arc<Vec<String>> = Arc::new(
+        corpus()["questions"].as_array().unwrap().iter().map(|q| q["question"].as_str().unwrap().to_string()).collect(),
+    );
 
     let started = Instant::now();
     let warm_up = started + Duration::from_secs(seconds.min(15) / 3).max(Duration::from_secs(1));
@@ -309,8 +342,13 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
         );
     }
     let total = |f: fn(&Report) -> usize| reports.iter().map(f).sum::<usize>();
-    let (inserts, rollbacks, updates, deletes, searches) =
-        (total(|r| r.inserts), total(|r| r.rollbacks), total(|r| r.updates), total(|r| r.deletes), total(|r| r.searches));
+    let (inserts, rollbacks, updates, deletes, searches) = (
+        total(|r| r.inserts),
+        total(|r| r.rollbacks),
+        total(|r| r.updates),
+        total(|r| r.deletes),
+        total(|r| r.searches),
+    );
     println!(
         "totals: {inserts} inserts ({:.1}/s), {rollbacks} rolled-back inserts ({:.1}/s), {updates} updates ({:.1}/s), {deletes} deletes ({:.1}/s), {searches} searches ({:.1}/s)",
         inserts as f64 / elapsed,
@@ -325,13 +363,17 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
     assert!(inserts >= CLIENTS && searches > 0 && updates > 0 && deletes > 0, "too little work to judge");
     // The HNSW indexes survive the VACUUM of all those deleted and replaced chunks, and
     // searches walk them afterwards.
-    client.batch_execute("VACUUM knowledge.chunks").unwrap_or_else(|e| panic!("the last VACUUM: {}", describe_error(&e)));
+    client
+        .batch_execute("VACUUM knowledge.chunks")
+        .unwrap_or_else(|e| panic!("the last VACUUM: {}", describe_error(&e)));
     for question in questions.iter() {
         for config in ["default", "small"] {
             let options = format!(r#"{{"mode": "vector", "config": "{config}"}}"#);
             let rows = client
                 .query("SELECT document_id FROM knowledge.search($1, 20, $2::text::jsonb)", &[question, &options])
-                .unwrap_or_else(|e| panic!("vector search {options} for {question:?} after the load: {}", describe_error(&e)));
+                .unwrap_or_else(|e| {
+                    panic!("vector search {options} for {question:?} after the load: {}", describe_error(&e))
+                });
             assert!(!rows.is_empty(), "vector search {options} for {question:?} found nothing after the load");
         }
     }
@@ -345,21 +387,36 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
         .query("SELECT id, title, content, language::text, chunk_config FROM knowledge.documents", &[])
         .unwrap()
         .iter()
-        .map(|row| (row.get(0), Doc { title: row.get(1), content: row.get(2), language: row.get(3), chunk_config: row.get(4) }))
+        .map(|row| {
+            (row.get(0), Doc { title: row.get(1), content: row.get(2), language: row.get(3), chunk_config: row.get(4) })
+        })
         .collect();
-    let mut differing: Vec<i64> = expected.keys().chain(stored.keys()).filter(|id| expected.get(id) != stored.get(id)).copied().collect();
+    let mut differing: Vec<i64> =
+        expected.keys().chain(stored.keys()).filter(|id| expected.get(id) != stored.get(id)).copied().collect();
     differing.sort_unstable();
     differing.dedup();
-    assert!(differing.is_empty(), "{} documents differ from what their clients wrote (missing, extra or changed), first {:?}", differing.len(), &differing[..differing.len().min(10)]);
+    assert!(
+        differing.is_empty(),
+        "{} documents differ from what their clients wrote (missing, extra or changed), first {:?}",
+        differing.len(),
+        &differing[..differing.len().min(10)]
+    );
     let gone: Vec<i64> = reports.iter().flat_map(|r| r.gone.iter().copied()).collect();
-    let left: i64 = client.query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = ANY ($1)", &[&gone]).unwrap().get(0);
+    let left: i64 = client
+        .query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = ANY ($1)", &[&gone])
+        .unwrap()
+        .get(0);
     assert_eq!(left, 0, "chunks of deleted or rolled-back documents");
 
     // Every chunk row belongs to a document, with an embedding; per document and config the
     // indexes run 0..n-1 without a gap or a repeat.
     let count = |client: &mut Client, query: &str| -> i64 { client.query_one(query, &[]).unwrap().get(0) };
     assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.chunks AS c WHERE NOT EXISTS (SELECT FROM knowledge.documents AS d WHERE d.id = c.document_id)"), 0, "orphan chunks");
-    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE embedding IS NULL"), 0, "chunks without an embedding");
+    assert_eq!(
+        count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE embedding IS NULL"),
+        0,
+        "chunks without an embedding"
+    );
     let gaps: Vec<String> = client
         .query(
             "SELECT document_id || '/' || chunk_config || ': ' || count(*) || ' rows, ' || count(DISTINCT chunk_index) || ' indexes, '
@@ -375,7 +432,13 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
     assert!(gaps.is_empty(), "chunk indexes not 0..n-1: {:?}", &gaps[..gaps.len().min(10)]);
     // Each document is chunked with the configs it names (NULL: both active ones).
     let expected_pairs: usize = expected.values().map(|d| if d.chunk_config.is_some() { 1 } else { 2 }).sum();
-    assert_eq!(count(&mut client, "SELECT count(*) FROM (SELECT DISTINCT document_id, chunk_config FROM knowledge.chunks) AS p") as usize, expected_pairs);
+    assert_eq!(
+        count(
+            &mut client,
+            "SELECT count(*) FROM (SELECT DISTINCT document_id, chunk_config FROM knowledge.chunks) AS p"
+        ) as usize,
+        expected_pairs
+    );
     // And each config's rows are exactly knowledge.chunk(content, effective_cfg), embedded.
     let chunks = count(&mut client, "SELECT count(*) FROM knowledge.chunks");
     assert_store_exact(&mut client, "after the load");
@@ -396,7 +459,12 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
     let over: Vec<String> = reports
         .iter()
         .filter(|r| r.end.own() as f64 > r.start.own() as f64 * 1.25 + 10.0 * 1024.0)
-        .map(|r| format!("client {} (pid {}): {:.1} MB -> {:.1} MB", r.client, r.pid, mb(r.start.own()), mb(r.end.own())))
+        .map(|r| {
+            format!("client {} (pid {}): {:.1} MB -> {:.1} MB", r.client, r.pid, mb(r.start.own()), mb(r.end.own()))
+        })
         .collect();
-    assert!(over.is_empty(), "a backend's own memory (VmRSS less RssShmem) grew beyond 1.25 × after the warm-up + 10 MB: {over:?}");
+    assert!(
+        over.is_empty(),
+        "a backend's own memory (VmRSS less RssShmem) grew beyond 1.25 × after the warm-up + 10 MB: {over:?}"
+    );
 }

@@ -77,7 +77,10 @@ fn chunk_peak(case: &str, cfg: &str) -> u64 {
     let doc = largest_document();
     peak_of(case, |client| {
         let row = client
-            .query_one("SELECT count(*), coalesce(sum(char_length), 0)::bigint FROM knowledge.chunk($1, $2::text::jsonb)", &[&doc, &cfg])
+            .query_one(
+                "SELECT count(*), coalesce(sum(char_length), 0)::bigint FROM knowledge.chunk($1, $2::text::jsonb)",
+                &[&doc, &cfg],
+            )
             .unwrap();
         let (chunks, chars): (i64, i64) = (row.get(0), row.get(1));
         assert!(chunks > 1000 && chars > 9_000_000, "{chunks} chunks, {chars} characters");
@@ -131,9 +134,17 @@ fn embedding_the_chunks_of_the_largest_document_stays_under_its_bound() {
     let case = "INSERT INTO knowledge.documents, a sync config with potion-base-8m";
     let peak = peak_of(case, |client| {
         let mut transaction = client.transaction().unwrap();
-        transaction.batch_execute("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default'").unwrap();
-        let id: i64 = transaction.query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&doc]).unwrap().get(0);
-        let chunks: i64 = transaction.query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = $1 AND embedding IS NOT NULL", &[&id]).unwrap().get(0);
+        transaction
+            .batch_execute("UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default'")
+            .unwrap();
+        let id: i64 = transaction
+            .query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&doc])
+            .unwrap()
+            .get(0);
+        let chunks: i64 = transaction
+            .query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = $1 AND embedding IS NOT NULL", &[&id])
+            .unwrap()
+            .get(0);
         transaction.rollback().unwrap();
         assert!(chunks > 1000, "{chunks} chunks");
         format!("{chunks} chunks written")

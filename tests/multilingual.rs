@@ -15,7 +15,10 @@ fn fixture(name: &str) -> String {
 fn chunk_starts(doc: &str, cfg: &str) -> Vec<i32> {
     let mut client = connect();
     let rows = client
-        .query("SELECT char_offset FROM knowledge.semantic_chunk($1, $2::text::jsonb) ORDER BY chunk_index", &[&doc, &cfg])
+        .query(
+            "SELECT char_offset FROM knowledge.semantic_chunk($1, $2::text::jsonb) ORDER BY chunk_index",
+            &[&doc, &cfg],
+        )
         .unwrap();
     rows.iter().map(|row| row.get(0)).collect()
 }
@@ -24,7 +27,12 @@ fn chunk_starts(doc: &str, cfg: &str) -> Vec<i32> {
 fn bilingual_documents_are_cut_where_their_topic_changes() {
     let marks: Value = serde_json::from_str(&fixture("topics_marks.json")).unwrap();
     for file in ["zh_en_topics.txt", "hi_en_topics.txt"] {
-        let expected: Vec<i32> = marks["files"][file]["topic_starts"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap() as i32).collect();
+        let expected: Vec<i32> = marks["files"][file]["topic_starts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap() as i32)
+            .collect();
         assert_eq!(chunk_starts(&fixture(file), E5), expected, "{file}");
     }
 }
@@ -38,7 +46,11 @@ fn an_english_query_finds_the_chinese_and_hindi_passages_on_its_topic() {
         ("hi", "शनिवार के फाइनल मैच में हमारे स्ट्राइकर ने हेडर से गोल किया।"),
         ("hi", "दिल्ली जाने वाली ट्रेन दो घंटे देरी से चल रही है।"),
     ];
-    let queries = [("How do you cook dumplings?", 0), ("Looking at Jupiter through a telescope", 1), ("Who scored in the football final?", 2)];
+    let queries = [
+        ("How do you cook dumplings?", 0),
+        ("Looking at Jupiter through a telescope", 1),
+        ("Who scored in the football final?", 2),
+    ];
     for (query, expected) in queries {
         let best: i64 = client
             .query_one(

@@ -19,7 +19,19 @@ use std::time::{Duration, Instant};
 const DATABASE: &str = "pgvector";
 const SESSIONS: usize = 8;
 /// What each session runs, in turn: writes, searches and VACUUMs, 6 : 3 : 2.
-const TURNS: [Kind; 11] = [Kind::Write, Kind::Search, Kind::Write, Kind::Vacuum, Kind::Write, Kind::Search, Kind::Write, Kind::Write, Kind::Vacuum, Kind::Write, Kind::Search];
+const TURNS: [Kind; 11] = [
+    Kind::Write,
+    Kind::Search,
+    Kind::Write,
+    Kind::Vacuum,
+    Kind::Write,
+    Kind::Search,
+    Kind::Write,
+    Kind::Write,
+    Kind::Vacuum,
+    Kind::Write,
+    Kind::Search,
+];
 /// Rows the table keeps (each write inserts one and deletes one of the oldest 40).
 const ROWS: i32 = 60;
 /// Errors a session records before it gives up.
@@ -70,8 +82,9 @@ fn run_session(session: usize, deadline: Instant) -> ([usize; 3], Vec<String>) {
 #[test]
 #[ignore = "pgvector 0.8.0, which scripts/install.sh builds, has this defect; run with --ignored on 0.8.4 or later"]
 fn hnsw_searches_and_vacuums_stay_sound_while_the_table_is_written() {
-    let seconds: u64 =
-        std::env::var("PG_CHUNK_HNSW_RACE_SECONDS").ok().map_or(30, |s| s.parse().expect("PG_CHUNK_HNSW_RACE_SECONDS: a number of seconds"));
+    let seconds: u64 = std::env::var("PG_CHUNK_HNSW_RACE_SECONDS")
+        .ok()
+        .map_or(30, |s| s.parse().expect("PG_CHUNK_HNSW_RACE_SECONDS: a number of seconds"));
     let mut client = empty_database(DATABASE);
     client
         .batch_execute(&format!(
@@ -91,9 +104,20 @@ fn hnsw_searches_and_vacuums_stay_sound_while_the_table_is_written() {
         }
         errors.extend(session_errors);
     }
-    println!("{seconds} s, {SESSIONS} sessions: {} writes, {} searches, {} VACUUMs, {} errors", runs[0], runs[1], runs[2], errors.len());
+    println!(
+        "{seconds} s, {SESSIONS} sessions: {} writes, {} searches, {} VACUUMs, {} errors",
+        runs[0],
+        runs[1],
+        runs[2],
+        errors.len()
+    );
     assert!(runs.iter().all(|&n| n > 0), "some kind of statement never ran: {runs:?}");
-    assert!(errors.is_empty(), "{} errors while VACUUM raced writes, first {:?}", errors.len(), &errors[..errors.len().min(5)]);
+    assert!(
+        errors.is_empty(),
+        "{} errors while VACUUM raced writes, first {:?}",
+        errors.len(),
+        &errors[..errors.len().min(5)]
+    );
     // A corrupted graph also shows afterwards: in the next VACUUM and in a search over all of it.
     client.batch_execute("VACUUM items").unwrap_or_else(|e| panic!("VACUUM after the race: {}", describe_error(&e)));
     client.batch_execute("SET hnsw.ef_search = 1000").unwrap();

@@ -4,7 +4,6 @@
 
 use pg_chunk_client_tests::{connect_database, fresh_database};
 
-
 #[test]
 fn every_sql_function_of_the_extension_pins_its_search_path() {
     let mut client = fresh_database("privileges_pinned");
@@ -73,10 +72,14 @@ fn hostile_table_and_column_names_are_only_ever_identifiers() {
         )
         .unwrap();
     let documents: i64 = client.query_one("SELECT count(*) FROM knowledge.documents", &[]).unwrap().get(0);
-    let chunked: i64 = client.query_one("SELECT count(DISTINCT document_id) FROM knowledge.chunks", &[]).unwrap().get(0);
+    let chunked: i64 =
+        client.query_one("SELECT count(DISTINCT document_id) FROM knowledge.chunks", &[]).unwrap().get(0);
     assert_eq!((documents, chunked), (2, 2));
     let hit: String = client
-        .query_one("SELECT content FROM knowledge.search($1, 1)", &[&"'); DROP TABLE knowledge.chunks; -- glaciers valleys"])
+        .query_one(
+            "SELECT content FROM knowledge.search($1, 1)",
+            &[&"'); DROP TABLE knowledge.chunks; -- glaciers valleys"],
+        )
         .unwrap()
         .get(0);
     assert!(hit.contains("Glaciers"), "{hit}");
@@ -101,17 +104,42 @@ fn text_statistics_are_shown_only_to_roles_that_may_read_the_chunks() {
     let mut as_role = |role: &str, query: &str| -> Result<i64, String> {
         let mut transaction = admin.transaction().unwrap();
         transaction.batch_execute(&format!("SET LOCAL ROLE {role}")).unwrap();
-        let got = transaction.query_one(query, &[]).map(|row| row.get(0)).map_err(|e| e.code().map(|c| c.code().to_string()).unwrap_or_default());
+        let got = transaction
+            .query_one(query, &[])
+            .map(|row| row.get(0))
+            .map_err(|e| e.code().map(|c| c.code().to_string()).unwrap_or_default());
         transaction.rollback().unwrap();
         got
     };
     assert!(as_role("pgchunk_stats_reader", "SELECT count(*) FROM knowledge.text_stats_visible").unwrap() > 0);
-    assert!(as_role("pgchunk_stats_reader", "SELECT count(*) FROM knowledge.search('lighthouse lamp', 5, '{\"mode\": \"text\"}')").unwrap() > 0);
+    assert!(
+        as_role(
+            "pgchunk_stats_reader",
+            "SELECT count(*) FROM knowledge.search('lighthouse lamp', 5, '{\"mode\": \"text\"}')"
+        )
+        .unwrap()
+            > 0
+    );
     assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats_visible"), Ok(0));
     // A condition of the role's own cannot see rows before the privilege check does.
-    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats_visible WHERE lexeme ~ '' AND chunks > 0"), Ok(0));
-    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats"), Err("42501".to_string()));
-    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.search('lighthouse', 5, '{\"mode\": \"text\"}')"), Err("42501".to_string()));
+    assert_eq!(
+        as_role(
+            "pgchunk_stats_outsider",
+            "SELECT count(*) FROM knowledge.text_stats_visible WHERE lexeme ~ '' AND chunks > 0"
+        ),
+        Ok(0)
+    );
+    assert_eq!(
+        as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats"),
+        Err("42501".to_string())
+    );
+    assert_eq!(
+        as_role(
+            "pgchunk_stats_outsider",
+            "SELECT count(*) FROM knowledge.search('lighthouse', 5, '{\"mode\": \"text\"}')"
+        ),
+        Err("42501".to_string())
+    );
 }
 
 /// README, "Privileges": what a role that may write documents still cannot do. Each refusal is
@@ -143,6 +171,10 @@ fn a_plain_role_cannot_raise_memory_hold_the_queue_or_skip_chunking() {
     refused(&mut plain, "SELECT * FROM knowledge.stored_vectors");
     // What it may do still works: threads above the ceiling are capped, not refused.
     plain.batch_execute("SET pg_chunk.batch_size = 1024; SET pg_chunk.threads = 2").unwrap();
-    plain.batch_execute("INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships. Their lamps turn.')").unwrap();
+    plain
+        .batch_execute(
+            "INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships. Their lamps turn.')",
+        )
+        .unwrap();
     admin.batch_execute("DROP OWNED BY pgchunk_plain; DROP ROLE pgchunk_plain").unwrap();
 }

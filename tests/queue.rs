@@ -2,7 +2,9 @@
 //! configures for database pg_chunk_test_queue (scripts/test.sh: pg_chunk.worker_databases).
 //! The tests share that database, so they run one at a time.
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, prose_paragraphs, topic_document, wait_for_worker};
+use pg_chunk_client_tests::{
+    assert_store_exact, connect_database, fresh_database, prose_paragraphs, topic_document, wait_for_worker,
+};
 use postgres::Client;
 use std::sync::Mutex;
 use std::thread;
@@ -32,7 +34,8 @@ fn queue_database(configs: &str) -> Client {
 
 fn wait_for_queue(client: &mut Client) {
     let drained: bool = client.query_one("SELECT knowledge.wait_for_queue('5 min')", &[]).unwrap().get(0);
-    let status: String = client.query_one("SELECT row_to_json(s)::text FROM knowledge.queue_status AS s", &[]).unwrap().get(0);
+    let status: String =
+        client.query_one("SELECT row_to_json(s)::text FROM knowledge.queue_status AS s", &[]).unwrap().get(0);
     assert!(drained, "the queue did not drain in 5 minutes: {status}");
 }
 
@@ -45,9 +48,15 @@ fn five_hundred_async_documents_drain_to_the_sync_result() {
     for i in 0..500 {
         client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&topic_document(i)]).unwrap();
     }
-    assert!(count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks WHERE chunk_config = 'now'") == 500);
+    assert!(
+        count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks WHERE chunk_config = 'now'")
+            == 500
+    );
     wait_for_queue(&mut client);
-    assert_eq!(count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks WHERE chunk_config = 'later'"), 500);
+    assert_eq!(
+        count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks WHERE chunk_config = 'later'"),
+        500
+    );
     let differing = "SELECT count(*) FROM knowledge.chunks AS n FULL JOIN knowledge.chunks AS l
                      ON l.document_id = n.document_id AND l.chunk_index = n.chunk_index AND l.chunk_config = 'later'
                      WHERE (n.chunk_config = 'now' OR n.id IS NULL) AND (l.chunk_config = 'later' OR l.id IS NULL)
@@ -83,7 +92,12 @@ fn updates_and_deletes_racing_the_worker_end_consistent() {
     let inserter = thread::spawn(|| {
         let mut client = connect_database(DATABASE);
         for i in 0..300 {
-            client.execute("INSERT INTO knowledge.documents (id, content) OVERRIDING SYSTEM VALUE VALUES ($1, $2)", &[&(i as i64), &topic_document(i)]).unwrap();
+            client
+                .execute(
+                    "INSERT INTO knowledge.documents (id, content) OVERRIDING SYSTEM VALUE VALUES ($1, $2)",
+                    &[&(i as i64), &topic_document(i)],
+                )
+                .unwrap();
         }
     });
     let changers: Vec<_> = (0..2)
@@ -98,7 +112,9 @@ fn updates_and_deletes_racing_the_worker_end_consistent() {
                             deleted += client.execute("DELETE FROM knowledge.documents WHERE id = $1", &[&id]).unwrap();
                         } else {
                             let content = topic_document(1000 * (round + 1) + i);
-                            updated += client.execute("UPDATE knowledge.documents SET content = $2 WHERE id = $1", &[&id, &content]).unwrap();
+                            updated += client
+                                .execute("UPDATE knowledge.documents SET content = $2 WHERE id = $1", &[&id, &content])
+                                .unwrap();
                         }
                     }
                 }
@@ -117,7 +133,11 @@ fn updates_and_deletes_racing_the_worker_end_consistent() {
     wait_for_queue(&mut client);
     let remaining = count(&mut client, "SELECT count(*) FROM knowledge.documents");
     assert_eq!(remaining, 300 - deleted as i64);
-    assert_eq!(count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks"), remaining, "every remaining document has chunks");
+    assert_eq!(
+        count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks"),
+        remaining,
+        "every remaining document has chunks"
+    );
     assert_store_exact(&mut client, "after updates and deletes raced the worker");
     assert_eq!(count(&mut client, "SELECT failed FROM knowledge.queue_status"), 0);
 }
@@ -129,14 +149,21 @@ fn the_worker_reuses_vectors_as_a_sync_write_does() {
     let mut paragraphs: Vec<String> = prose_paragraphs().into_iter().take(30).collect();
     client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&paragraphs.join("\n\n")]).unwrap();
     wait_for_queue(&mut client);
-    let inserted: i32 = client.query_one("SELECT vectors_embedded FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[]).unwrap().get(0);
-    paragraphs[15] = "Lighthouse keepers once trimmed the wicks every night. Their logbooks recorded each passing ship.".to_string();
+    let inserted: i32 = client
+        .query_one("SELECT vectors_embedded FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[])
+        .unwrap()
+        .get(0);
+    paragraphs[15] =
+        "Lighthouse keepers once trimmed the wicks every night. Their logbooks recorded each passing ship.".to_string();
     client.execute("UPDATE knowledge.documents SET content = $1", &[&paragraphs.join("\n\n")]).unwrap();
     wait_for_queue(&mut client);
     let row = client.query_one("SELECT vectors_embedded, vectors_reused, chunks_kept FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[]).unwrap();
     let (embedded, reused, kept): (i32, i32, i32) = (row.get(0), row.get(1), row.get(2));
     // Two new sentences and the few chunks around them, against everything at the insert.
-    assert!(embedded <= 8 && reused > 0 && kept > 0, "the edit embedded {embedded}, reused {reused}, kept {kept}; the insert embedded {inserted}");
+    assert!(
+        embedded <= 8 && reused > 0 && kept > 0,
+        "the edit embedded {embedded}, reused {reused}, kept {kept}; the insert embedded {inserted}"
+    );
     assert!(inserted > 50, "{inserted}");
     assert_store_exact(&mut client, "after the worker wrote an edit");
 }

@@ -32,8 +32,17 @@ impl Clusters {
 
     /// A program run as the postgres user (PostgreSQL refuses to run as root); panics on failure.
     fn run(&self, program: &str, args: &[&str]) {
-        let output = Command::new("runuser").args(["-u", "postgres", "--", &format!("{}/{program}", self.bin)]).args(args).output().unwrap();
-        assert!(output.status.success(), "{program} {args:?}: {}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let output = Command::new("runuser")
+            .args(["-u", "postgres", "--", &format!("{}/{program}", self.bin)])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{program} {args:?}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 
     fn data(&self, name: &str) -> PathBuf {
@@ -42,7 +51,10 @@ impl Clusters {
 
     fn start(&self, name: &str) {
         let log = self.root.join(format!("{name}.log"));
-        self.run("pg_ctl", &["-D", self.data(name).to_str().unwrap(), "-l", log.to_str().unwrap(), "-w", "-t", "60", "start"]);
+        self.run(
+            "pg_ctl",
+            &["-D", self.data(name).to_str().unwrap(), "-l", log.to_str().unwrap(), "-w", "-t", "60", "start"],
+        );
     }
 
     fn log(&self, name: &str) -> String {
@@ -95,7 +107,8 @@ fn answers(client: &mut Client) -> Vec<String> {
     queries
         .iter()
         .map(|(name, query)| {
-            let params: Vec<&(dyn postgres::types::ToSql + Sync)> = if query.contains("$1") { vec![&doc] } else { vec![] };
+            let params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                if query.contains("$1") { vec![&doc] } else { vec![] };
             let answer: Option<String> = client.query_one(*query, &params).unwrap().get(0);
             format!("{name}: {}", answer.unwrap_or_default())
         })
@@ -105,7 +118,11 @@ fn answers(client: &mut Client) -> Vec<String> {
 fn replayed(standby: &mut Client, primary: &mut Client) {
     let target: String = primary.query_one("SELECT pg_current_wal_lsn()::text", &[]).unwrap().get(0);
     let started = Instant::now();
-    while !standby.query_one("SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", &[&target]).unwrap().get::<_, bool>(0) {
+    while !standby
+        .query_one("SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", &[&target])
+        .unwrap()
+        .get::<_, bool>(0)
+    {
         assert!(started.elapsed() < Duration::from_secs(60), "the standby did not replay {target} in a minute");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -125,7 +142,11 @@ fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
         ),
     );
     clusters.start("primary");
-    let mut primary = Client::connect(&format!("host={} port={PRIMARY_PORT} user=postgres dbname=postgres", clusters.root.display()), NoTls).unwrap();
+    let mut primary = Client::connect(
+        &format!("host={} port={PRIMARY_PORT} user=postgres dbname=postgres", clusters.root.display()),
+        NoTls,
+    )
+    .unwrap();
     primary.batch_execute("CREATE DATABASE store").unwrap();
     let mut primary = clusters.connect(PRIMARY_PORT);
     primary
@@ -144,7 +165,23 @@ fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
     // The standby, on its own port.
     let standby_dir = clusters.data("standby");
     let socket = clusters.root.display().to_string();
-    clusters.run("pg_basebackup", &["-D", standby_dir.to_str().unwrap(), "-R", "-X", "stream", "--checkpoint=fast", "-h", &socket, "-p", &PRIMARY_PORT.to_string(), "-U", "postgres"]);
+    clusters.run(
+        "pg_basebackup",
+        &[
+            "-D",
+            standby_dir.to_str().unwrap(),
+            "-R",
+            "-X",
+            "stream",
+            "--checkpoint=fast",
+            "-h",
+            &socket,
+            "-p",
+            &PRIMARY_PORT.to_string(),
+            "-U",
+            "postgres",
+        ],
+    );
     append(&standby_dir.join("postgresql.conf"), &format!("\nport = {STANDBY_PORT}\n"));
     clusters.start("standby");
     let mut standby = clusters.connect(STANDBY_PORT);
@@ -161,7 +198,8 @@ fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
     let refused = standby.execute("INSERT INTO knowledge.documents (content) VALUES ('No.')", &[]).unwrap_err();
     assert_eq!(refused.code().map(|c| c.code()), Some("25006"));
     // Nothing the reads did tried to write: the only ERROR in the standby's log is that insert.
-    let errors: Vec<String> = clusters.log("standby").lines().filter(|l| l.contains("ERROR")).map(str::to_string).collect();
+    let errors: Vec<String> =
+        clusters.log("standby").lines().filter(|l| l.contains("ERROR")).map(str::to_string).collect();
     assert_eq!(errors.len(), 1, "{errors:#?}");
     assert!(errors[0].contains("read-only transaction"), "{errors:#?}");
 

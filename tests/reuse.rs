@@ -4,7 +4,9 @@
 //! the size cap leave every chunk exact. Each test has a database of its own and embeds with
 //! the default transformer (static models are not stored: their embedding is cheaper).
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, model_dir, prose_paragraphs, topic_document};
+use pg_chunk_client_tests::{
+    assert_store_exact, connect_database, fresh_database, model_dir, prose_paragraphs, topic_document,
+};
 use postgres::Client;
 use std::thread;
 
@@ -12,7 +14,9 @@ use std::thread;
 /// (rather than keep them whole).
 fn reuse_database(name: &str) -> Client {
     let mut client = fresh_database(name);
-    client.batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"inline_threshold\": 0}' WHERE name = 'default'").unwrap();
+    client
+        .batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"inline_threshold\": 0}' WHERE name = 'default'")
+        .unwrap();
     client
 }
 
@@ -49,7 +53,8 @@ fn long_document() -> (String, String) {
     let paragraphs: Vec<String> = prose_paragraphs().into_iter().take(30).collect();
     assert_eq!(paragraphs.len(), 30, "enough prose for the document");
     let mut edited = paragraphs.clone();
-    edited[15] = "Lighthouse keepers once trimmed the wicks every night. Their logbooks recorded each passing ship.".to_string();
+    edited[15] =
+        "Lighthouse keepers once trimmed the wicks every night. Their logbooks recorded each passing ship.".to_string();
     (paragraphs.join("\n\n"), edited.join("\n\n"))
 }
 
@@ -80,7 +85,11 @@ fn an_edit_embeds_only_what_it_changed_and_keeps_the_chunks_it_did_not_touch() {
     // new. Everything else came from the stored vectors.
     let new_chunks = after.iter().filter(|(_, _, content, _)| !before.iter().any(|b| &b.2 == content)).count() as i32;
     assert!(new_chunks >= 1);
-    assert!(edit.embedded <= 2 + new_chunks, "the edit embedded {} texts; 2 sentences and {new_chunks} chunks are new: {edit:?}", edit.embedded);
+    assert!(
+        edit.embedded <= 2 + new_chunks,
+        "the edit embedded {} texts; 2 sentences and {new_chunks} chunks are new: {edit:?}",
+        edit.embedded
+    );
     assert!(edit.reused > 0, "{edit:?}");
     // Chunks whose text and index are unchanged (moved or not) are the same rows.
     let same: Vec<_> = after.iter().filter(|a| before.iter().any(|b| (b.1, &b.2) == (a.1, &a.2))).collect();
@@ -106,7 +115,10 @@ fn an_edit_embeds_only_what_it_changed_and_keeps_the_chunks_it_did_not_touch() {
     };
     assert_eq!((embedded, stored, written), (edit.embedded as i64, edit.reused as i64, edit.chunks_written as i64));
     let summed = count(&mut client, "SELECT vectors_embedded + vectors_reused FROM knowledge.embedding_run_stats");
-    assert_eq!(summed, (inserted.embedded + inserted.reused + edit.embedded + edit.reused + again.embedded + again.reused) as i64);
+    assert_eq!(
+        summed,
+        (inserted.embedded + inserted.reused + edit.embedded + edit.reused + again.embedded + again.reused) as i64
+    );
 }
 
 #[test]
@@ -114,8 +126,15 @@ fn a_chunk_that_only_moved_keeps_its_row() {
     let mut client = reuse_database("reuse_moved");
     // One chunk a paragraph.
     client.batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"strategy\": \"recursive\", \"max_size\": 60, \"overlap\": 0}' WHERE name = 'default'").unwrap();
-    let mut paragraphs = ["Bees keep the hive warm in winter.", "Volcanoes erupt when magma rises.", "Glaciers carve valleys as they slide.", "Sourdough rises with wild yeast."];
-    client.execute("INSERT INTO knowledge.documents (id, content) VALUES (1, $1)", &[&paragraphs.join("\n\n")]).unwrap();
+    let mut paragraphs = [
+        "Bees keep the hive warm in winter.",
+        "Volcanoes erupt when magma rises.",
+        "Glaciers carve valleys as they slide.",
+        "Sourdough rises with wild yeast.",
+    ];
+    client
+        .execute("INSERT INTO knowledge.documents (id, content) VALUES (1, $1)", &[&paragraphs.join("\n\n")])
+        .unwrap();
     let before = chunk_rows(&mut client);
     paragraphs[0] = "Bees keep the hive warm in winter by shivering together.";
     let mut editor = new_session("reuse_moved");
@@ -136,13 +155,23 @@ fn a_chunk_that_only_moved_keeps_its_row() {
 fn identical_text_is_embedded_once_within_a_statement_across_documents_and_sessions() {
     let mut client = reuse_database("reuse_duplicates");
     let boilerplate = "This page is maintained by the documentation team. Report mistakes to the mailing list. Pages are reviewed every spring.";
-    client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&format!("{}\n\n{boilerplate}", topic_document(1))]).unwrap();
+    client
+        .execute(
+            "INSERT INTO knowledge.documents (content) VALUES ($1)",
+            &[&format!("{}\n\n{boilerplate}", topic_document(1))],
+        )
+        .unwrap();
     let first = last_write(&mut client);
 
     // Another document sharing the paragraph, written by another backend: its three sentences
     // are reused, the rest embedded.
     let mut other = new_session("reuse_duplicates");
-    other.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&format!("{}\n\n{boilerplate}", topic_document(2))]).unwrap();
+    other
+        .execute(
+            "INSERT INTO knowledge.documents (content) VALUES ($1)",
+            &[&format!("{}\n\n{boilerplate}", topic_document(2))],
+        )
+        .unwrap();
     let second = last_write(&mut other);
     assert!(second.reused >= 3, "{second:?}");
     assert!(second.embedded < first.embedded + first.reused, "{second:?} after {first:?}");
@@ -151,7 +180,9 @@ fn identical_text_is_embedded_once_within_a_statement_across_documents_and_sessi
     let mut batch = new_session("reuse_duplicates");
     let twice = topic_document(3);
     batch.execute("INSERT INTO knowledge.documents (content) VALUES ($1), ($1)", &[&twice]).unwrap();
-    let rows = batch.query("SELECT vectors_embedded, vectors_reused FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 2", &[]).unwrap();
+    let rows = batch
+        .query("SELECT vectors_embedded, vectors_reused FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 2", &[])
+        .unwrap();
     let (embedded, reused): (i32, i32) = (rows[0].get(0), rows[0].get(1));
     assert_eq!(embedded, 0, "the second copy reuses every vector");
     assert!(reused > 0);
@@ -214,7 +245,10 @@ fn a_changed_model_file_model_row_or_context_never_reuses_an_old_vector() {
     session.batch_execute("SET client_min_messages = warning; SELECT knowledge.rechunk_all()").unwrap();
     assert_eq!(stale_vectors(&mut session, "default"), 0, "vectors of the old weights were reused");
     // The first document rewritten found nothing to reuse (the others share sentences with it).
-    let first = count(&mut session, &format!("SELECT vectors_reused::bigint FROM knowledge.embedding_writes WHERE id = {last} + 1"));
+    let first = count(
+        &mut session,
+        &format!("SELECT vectors_reused::bigint FROM knowledge.embedding_writes WHERE id = {last} + 1"),
+    );
     assert_eq!(first, 0);
 
     // A changed row: a passage prefix changes what is embedded.
@@ -230,10 +264,18 @@ fn a_changed_model_file_model_row_or_context_never_reuses_an_old_vector() {
         )
         .unwrap();
     session.execute("INSERT INTO knowledge.documents (content, chunk_config) VALUES ($1, 'md')", &[&markdown]).unwrap();
-    assert!(count(&mut session, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'md' AND metadata ? 'context'") > 0);
+    assert!(
+        count(&mut session, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'md' AND metadata ? 'context'")
+            > 0
+    );
     assert_eq!(stale_vectors(&mut session, "md"), 0);
-    session.batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"strategy\": \"markdown\"}' WHERE name = 'md'").unwrap();
-    assert_eq!(count(&mut session, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'md' AND metadata ? 'context'"), 0);
+    session
+        .batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"strategy\": \"markdown\"}' WHERE name = 'md'")
+        .unwrap();
+    assert_eq!(
+        count(&mut session, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'md' AND metadata ? 'context'"),
+        0
+    );
     assert_eq!(stale_vectors(&mut session, "md"), 0, "vectors with the old context were reused");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -254,7 +296,9 @@ fn concurrent_edits_config_changes_and_rollbacks_leave_every_chunk_exact() {
                 let mut client = new_session(name);
                 for i in 0..8 {
                     let content = format!("{}\n\nEditor {editor}, edit {i}.", versions[(i + editor) % 2]);
-                    client.execute("UPDATE knowledge.documents SET content = $1 WHERE id = 1000000", &[&content]).unwrap();
+                    client
+                        .execute("UPDATE knowledge.documents SET content = $1 WHERE id = 1000000", &[&content])
+                        .unwrap();
                 }
             })
         })
@@ -269,7 +313,12 @@ fn concurrent_edits_config_changes_and_rollbacks_leave_every_chunk_exact() {
         let mut client = new_session(name);
         for i in 0..4 {
             let mut transaction = client.transaction().unwrap();
-            transaction.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&format!("{}\n\nRolled back {i}.", topic_document(i))]).unwrap();
+            transaction
+                .execute(
+                    "INSERT INTO knowledge.documents (content) VALUES ($1)",
+                    &[&format!("{}\n\nRolled back {i}.", topic_document(i))],
+                )
+                .unwrap();
             transaction.rollback().unwrap();
         }
     });
@@ -287,7 +336,8 @@ fn stored_vectors_stay_within_their_cap_and_can_be_turned_off() {
     // 1 MB holds 1 MiB / (4 × 384 + 190) bytes = 607 vectors of the default model.
     client.batch_execute("SET pg_chunk.stored_vectors_mb = 1").unwrap();
     for i in 0..60 {
-        let content: Vec<String> = (0..20).map(|j| format!("Sample {j} of batch {i} weighed {} grams.", 7 * i + j)).collect();
+        let content: Vec<String> =
+            (0..20).map(|j| format!("Sample {j} of batch {i} weighed {} grams.", 7 * i + j)).collect();
         let content = format!("{}\n\n{}", content.join(" "), topic_document(i));
         client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&content]).unwrap();
     }
@@ -310,7 +360,9 @@ fn stored_vectors_stay_within_their_cap_and_can_be_turned_off() {
     assert_eq!(count(&mut session, "SELECT count(*) FROM knowledge.stored_vectors"), rows);
     assert_store_exact(&mut client, "with stored vectors off");
     // Only a superuser sets the cap.
-    session.batch_execute("DROP ROLE IF EXISTS reuse_cap_plain; CREATE ROLE reuse_cap_plain; SET ROLE reuse_cap_plain").unwrap();
+    session
+        .batch_execute("DROP ROLE IF EXISTS reuse_cap_plain; CREATE ROLE reuse_cap_plain; SET ROLE reuse_cap_plain")
+        .unwrap();
     let denied = session.batch_execute("SET pg_chunk.stored_vectors_mb = 5").unwrap_err();
     assert_eq!(denied.code().map(|c| c.code()), Some("42501"));
     session.batch_execute("RESET ROLE; DROP ROLE reuse_cap_plain").unwrap();

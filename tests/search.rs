@@ -56,7 +56,11 @@ fn hybrid_search_finds_the_answer_to_nine_questions_in_ten() {
             }
         }
         let share = 1.0 - missed.len() as f64 / questions.len() as f64;
-        println!("recall@5 {mode}: {share:.2} ({} of {}); missed: {missed:?}", questions.len() - missed.len(), questions.len());
+        println!(
+            "recall@5 {mode}: {share:.2} ({} of {}); missed: {missed:?}",
+            questions.len() - missed.len(),
+            questions.len()
+        );
         recall.push((mode, share));
     }
     assert!(recall[0].1 >= 0.9, "hybrid recall@5 {recall:?}");
@@ -69,25 +73,36 @@ fn search_ranks_fuse_filter_and_fall_back_below_min_score() {
     let answer = corpus["questions"][0]["answer"].as_str().unwrap().to_string();
 
     // Reciprocal rank fusion: each score is the sum of 1 / (60 + rank) over the lists it is in.
-    let rows = client.query("SELECT score, vector_rank, text_rank FROM knowledge.search($1, 10)", &[&question]).unwrap();
+    let rows =
+        client.query("SELECT score, vector_rank, text_rank FROM knowledge.search($1, 10)", &[&question]).unwrap();
     assert!(!rows.is_empty());
     for row in &rows {
         let (score, vector_rank, text_rank): (f64, Option<i32>, Option<i32>) = (row.get(0), row.get(1), row.get(2));
-        let expected = vector_rank.map_or(0.0, |r| 1.0 / (60.0 + r as f64)) + text_rank.map_or(0.0, |r| 1.0 / (60.0 + r as f64));
+        let expected =
+            vector_rank.map_or(0.0, |r| 1.0 / (60.0 + r as f64)) + text_rank.map_or(0.0, |r| 1.0 / (60.0 + r as f64));
         assert!((score - expected).abs() < 1e-12, "score {score}, ranks {vector_rank:?} {text_rank:?}");
     }
     let scores: Vec<f64> = rows.iter().map(|r| r.get(0)).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "ordered by score: {scores:?}");
 
     // Vector mode gives only vector ranks, text mode only text ranks.
-    let vector_only = client.query("SELECT text_rank FROM knowledge.search($1, 5, '{\"mode\": \"vector\"}') WHERE text_rank IS NOT NULL", &[&question]).unwrap();
+    let vector_only = client
+        .query(
+            "SELECT text_rank FROM knowledge.search($1, 5, '{\"mode\": \"vector\"}') WHERE text_rank IS NOT NULL",
+            &[&question],
+        )
+        .unwrap();
     assert!(vector_only.is_empty());
-    let text_only = client.query("SELECT vector_rank FROM knowledge.search('winter bees', 5, '{\"mode\": \"text\"}')", &[]).unwrap();
+    let text_only = client
+        .query("SELECT vector_rank FROM knowledge.search('winter bees', 5, '{\"mode\": \"text\"}')", &[])
+        .unwrap();
     assert!(!text_only.is_empty() && text_only.iter().all(|r| r.get::<_, Option<i32>>(0).is_none()));
 
     // Filters: document ids and document metadata.
-    let answer_id: i64 = client.query_one("SELECT id FROM knowledge.documents WHERE title = $1", &[&answer]).unwrap().get(0);
-    let other_id: i64 = client.query_one("SELECT min(id) FROM knowledge.documents WHERE title <> $1", &[&answer]).unwrap().get(0);
+    let answer_id: i64 =
+        client.query_one("SELECT id FROM knowledge.documents WHERE title = $1", &[&answer]).unwrap().get(0);
+    let other_id: i64 =
+        client.query_one("SELECT min(id) FROM knowledge.documents WHERE title <> $1", &[&answer]).unwrap().get(0);
     let by_ids: Vec<i64> = client
         .query("SELECT DISTINCT document_id FROM knowledge.search($1, 5, jsonb_build_object('document_ids', jsonb_build_array($2::bigint)))", &[&question, &other_id])
         .unwrap()
@@ -136,7 +151,10 @@ fn search_honours_row_level_security_on_documents() {
              CREATE POLICY only_bees ON knowledge.documents FOR SELECT TO pgchunk_reader USING (content ILIKE '%bee%');",
         )
         .unwrap();
-    let all: i64 = client.query_one("SELECT count(DISTINCT document_id) FROM knowledge.search('insects and honey', 20)", &[]).unwrap().get(0);
+    let all: i64 = client
+        .query_one("SELECT count(DISTINCT document_id) FROM knowledge.search('insects and honey', 20)", &[])
+        .unwrap()
+        .get(0);
     let mut transaction = client.transaction().unwrap();
     transaction.batch_execute("SET LOCAL ROLE pgchunk_reader").unwrap();
     let visible: Vec<String> = transaction

@@ -3,7 +3,10 @@
 //! rollbacks, several configs, mirrored user tables, concurrent writers and a dump and restore.
 //! Each test has a database of its own; most embed with the static model to stay quick.
 
-use pg_chunk_client_tests::{assert_store_exact, connect_database, connection_string, fresh_database, model_dir, sample_document, server_dir, sqlstate_of, topic_document};
+use pg_chunk_client_tests::{
+    assert_store_exact, connect_database, connection_string, fresh_database, model_dir, sample_document, server_dir,
+    sqlstate_of, topic_document,
+};
 use postgres::Client;
 use std::process::Command;
 use std::thread;
@@ -32,13 +35,19 @@ fn inserts_updates_deletes_and_rollbacks_keep_chunks_exact() {
     assert_store_exact(&mut client, "after inserts");
 
     // Same content again: nothing is redone (the chunks keep their ids).
-    let before: Vec<i64> = client.query("SELECT id FROM knowledge.chunks ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
-    client.execute("UPDATE knowledge.documents SET content = content, title = 'renamed' WHERE id = $1", &[&ids[0]]).unwrap();
-    let after: Vec<i64> = client.query("SELECT id FROM knowledge.chunks ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    let before: Vec<i64> =
+        client.query("SELECT id FROM knowledge.chunks ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    client
+        .execute("UPDATE knowledge.documents SET content = content, title = 'renamed' WHERE id = $1", &[&ids[0]])
+        .unwrap();
+    let after: Vec<i64> =
+        client.query("SELECT id FROM knowledge.chunks ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
     assert_eq!(before, after, "an update that keeps the content must not rechunk");
 
     // New content, a new language, then a delete.
-    client.execute("UPDATE knowledge.documents SET content = $2 WHERE id = $1", &[&ids[1], &topic_document(7)]).unwrap();
+    client
+        .execute("UPDATE knowledge.documents SET content = $2 WHERE id = $1", &[&ids[1], &topic_document(7)])
+        .unwrap();
     client.execute("UPDATE knowledge.documents SET language = 'simple' WHERE id = $1", &[&ids[2]]).unwrap();
     client.execute("DELETE FROM knowledge.documents WHERE id = $1", &[&ids[3]]).unwrap();
     assert_eq!(count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {}", ids[3])), 0);
@@ -47,9 +56,15 @@ fn inserts_updates_deletes_and_rollbacks_keep_chunks_exact() {
     // A rolled-back transaction leaves nothing behind.
     let chunks_before = count(&mut client, "SELECT count(*) FROM knowledge.chunks");
     let mut transaction = client.transaction().unwrap();
-    let id: i64 = transaction.query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&topic_document(9)]).unwrap().get(0);
-    transaction.execute("UPDATE knowledge.documents SET content = 'Replaced. Entirely new text.' WHERE id = $1", &[&ids[4]]).unwrap();
-    let inside: i64 = transaction.query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = $1", &[&id]).unwrap().get(0);
+    let id: i64 = transaction
+        .query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&topic_document(9)])
+        .unwrap()
+        .get(0);
+    transaction
+        .execute("UPDATE knowledge.documents SET content = 'Replaced. Entirely new text.' WHERE id = $1", &[&ids[4]])
+        .unwrap();
+    let inside: i64 =
+        transaction.query_one("SELECT count(*) FROM knowledge.chunks WHERE document_id = $1", &[&id]).unwrap().get(0);
     assert!(inside > 0, "chunks exist inside the transaction");
     transaction.rollback().unwrap();
     assert_eq!(count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {id}")), 0);
@@ -61,15 +76,21 @@ fn inserts_updates_deletes_and_rollbacks_keep_chunks_exact() {
 fn the_default_config_embeds_with_the_default_transformer_model() {
     let mut client = fresh_database("default_model");
     insert_document(&mut client, &topic_document(1));
-    let models: Vec<String> = client.query("SELECT DISTINCT model FROM knowledge.chunks", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    let models: Vec<String> =
+        client.query("SELECT DISTINCT model FROM knowledge.chunks", &[]).unwrap().iter().map(|r| r.get(0)).collect();
     assert_eq!(models, ["all-minilm-l6-v2"]);
     assert_store_exact(&mut client, "MiniLM");
     // The run records the weights: the sha256 of the model file the row names followed by its
     // external weights file.
-    let row = client.query_one("SELECT r.model_sha256, r.dimension, r.normalized FROM knowledge.embedding_runs AS r", &[]).unwrap();
+    let row = client
+        .query_one("SELECT r.model_sha256, r.dimension, r.normalized FROM knowledge.embedding_runs AS r", &[])
+        .unwrap();
     let (sha, dimension, normalized): (String, i32, bool) = (row.get(0), row.get(1), row.get(2));
     assert_eq!((sha.len(), dimension, normalized), (64, 384, true));
-    let file: String = client.query_one("SELECT model_file FROM knowledge.models WHERE name = 'all-minilm-l6-v2'", &[]).unwrap().get(0);
+    let file: String = client
+        .query_one("SELECT model_file FROM knowledge.models WHERE name = 'all-minilm-l6-v2'", &[])
+        .unwrap()
+        .get(0);
     let file = model_dir(&mut client).join(file).display().to_string();
     let output = Command::new("sh").arg("-c").arg(format!("cat '{file}' '{file}.data' | sha256sum")).output().unwrap();
     assert!(String::from_utf8_lossy(&output.stdout).starts_with(&sha), "{file}: {output:?}");
@@ -87,9 +108,17 @@ fn several_active_configs_each_keep_their_own_chunks() {
         )
         .unwrap();
     assert_store_exact(&mut client, "after a new config");
-    assert!(count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {shared} AND chunk_config = 'small'")) > 1);
+    assert!(
+        count(
+            &mut client,
+            &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {shared} AND chunk_config = 'small'")
+        ) > 1
+    );
     let only_small = client
-        .query_one("INSERT INTO knowledge.documents (content, chunk_config) VALUES ($1, 'small') RETURNING id", &[&topic_document(1)])
+        .query_one(
+            "INSERT INTO knowledge.documents (content, chunk_config) VALUES ($1, 'small') RETURNING id",
+            &[&topic_document(1)],
+        )
         .unwrap()
         .get::<_, i64>(0);
     let both = insert_document(&mut client, &topic_document(2));
@@ -105,14 +134,20 @@ fn several_active_configs_each_keep_their_own_chunks() {
     // A changed cfg rechunks at once; so does moving a document to one config.
     let before = count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'small'");
     client.batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"strategy\": \"fixed\", \"max_size\": 60, \"overlap\": 0}' WHERE name = 'small'").unwrap();
-    assert!(count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'small'") > before, "smaller chunks, more of them");
+    assert!(
+        count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'small'") > before,
+        "smaller chunks, more of them"
+    );
     assert_store_exact(&mut client, "after a config changed");
     client.execute("UPDATE knowledge.documents SET chunk_config = 'default' WHERE id = $1", &[&both]).unwrap();
     assert_store_exact(&mut client, "after a document changed config");
 
     // Deactivated, a config keeps only the documents that name it.
     client.batch_execute("UPDATE knowledge.chunk_configs SET active = false WHERE name = 'small'").unwrap();
-    assert_eq!(count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks WHERE chunk_config = 'small'"), 1);
+    assert_eq!(
+        count(&mut client, "SELECT count(DISTINCT document_id) FROM knowledge.chunks WHERE chunk_config = 'small'"),
+        1
+    );
     assert_store_exact(&mut client, "after deactivating a config");
     assert_eq!(count(&mut client, "SELECT knowledge.rechunk_all()"), 3);
     assert_store_exact(&mut client, "after rechunk_all");
@@ -124,10 +159,19 @@ fn rechunk_replaces_chunks_and_reports_progress() {
     let ids: Vec<i64> = (0..5).map(|i| insert_document(&mut client, &topic_document(i))).collect();
     let old_ids = count(&mut client, "SELECT max(id) FROM knowledge.chunks");
     let written: i32 = client.query_one("SELECT knowledge.rechunk($1, 'default')", &[&ids[0]]).unwrap().get(0);
-    assert_eq!(i64::from(written), count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {}", ids[0])));
+    assert_eq!(
+        i64::from(written),
+        count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {}", ids[0]))
+    );
     // Nothing changed, so every row stays as it was (README, "Reuse").
-    assert!(count(&mut client, &format!("SELECT max(id) FROM knowledge.chunks WHERE document_id = {}", ids[0])) <= old_ids, "kept rows");
-    let kept: i32 = client.query_one("SELECT chunks_kept FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[]).unwrap().get(0);
+    assert!(
+        count(&mut client, &format!("SELECT max(id) FROM knowledge.chunks WHERE document_id = {}", ids[0])) <= old_ids,
+        "kept rows"
+    );
+    let kept: i32 = client
+        .query_one("SELECT chunks_kept FROM knowledge.embedding_writes ORDER BY id DESC LIMIT 1", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(kept, written);
     assert_store_exact(&mut client, "after rechunk");
 
@@ -140,8 +184,12 @@ fn rechunk_replaces_chunks_and_reports_progress() {
     };
     let done: i64 = notices_client.query_one("SELECT knowledge.rechunk_all('default', 2)", &[]).unwrap().get(0);
     assert_eq!(done, 5);
-    let progress: Vec<String> = notices.lock().unwrap().iter().filter(|n| n.starts_with("rechunk_all")).cloned().collect();
-    assert_eq!(progress, ["rechunk_all: 2 of 5 documents", "rechunk_all: 4 of 5 documents", "rechunk_all: 5 of 5 documents"]);
+    let progress: Vec<String> =
+        notices.lock().unwrap().iter().filter(|n| n.starts_with("rechunk_all")).cloned().collect();
+    assert_eq!(
+        progress,
+        ["rechunk_all: 2 of 5 documents", "rechunk_all: 4 of 5 documents", "rechunk_all: 5 of 5 documents"]
+    );
     assert_store_exact(&mut client, "after rechunk_all");
 }
 
@@ -182,7 +230,8 @@ fn attach_mirrors_a_table_with_an_awkward_name() {
                                                 (3, 'Volcanoes erupt. Lava cools into basalt.', 0);"#,
         )
         .unwrap();
-    let mirrored: i64 = client.query_one(r#"SELECT knowledge.attach('"Weird Table"', 'Doc ID', 'Body Text')"#, &[]).unwrap().get(0);
+    let mirrored: i64 =
+        client.query_one(r#"SELECT knowledge.attach('"Weird Table"', 'Doc ID', 'Body Text')"#, &[]).unwrap().get(0);
     assert_eq!(mirrored, 2, "rows with text are mirrored at attach");
     client
         .batch_execute(
@@ -215,7 +264,8 @@ fn attach_mirrors_a_table_with_an_awkward_name() {
     assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.chunks"), 0);
 
     // Attached again, the table's rows come back; a TRUNCATE of it empties its documents.
-    let mirrored: i64 = client.query_one(r#"SELECT knowledge.attach('"Weird Table"', 'Doc ID', 'Body Text')"#, &[]).unwrap().get(0);
+    let mirrored: i64 =
+        client.query_one(r#"SELECT knowledge.attach('"Weird Table"', 'Doc ID', 'Body Text')"#, &[]).unwrap().get(0);
     assert_eq!(mirrored, 4);
     client.batch_execute(r#"TRUNCATE "Weird Table""#).unwrap();
     assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents"), 0);
@@ -276,11 +326,18 @@ fn pg_dump_and_restore_keep_every_document_and_chunk() {
     }
     let original = store_contents(&mut connect_database("dump"));
     // An empty database to restore into (the dump creates the schema and both extensions).
-    fresh_database("restored").batch_execute("DROP EXTENSION pg_chunk; DROP EXTENSION vector; DROP SCHEMA knowledge").unwrap();
+    fresh_database("restored")
+        .batch_execute("DROP EXTENSION pg_chunk; DROP EXTENSION vector; DROP SCHEMA knowledge")
+        .unwrap();
 
     let bin = server_dir(&mut client, "BINDIR");
     let dump = std::env::temp_dir().join(format!("pg_chunk_dump_{}.dump", std::process::id()));
-    let status = Command::new(format!("{bin}/pg_dump")).args(["-Fc", "-f"]).arg(&dump).arg(connection_string("pg_chunk_test_dump")).status().unwrap();
+    let status = Command::new(format!("{bin}/pg_dump"))
+        .args(["-Fc", "-f"])
+        .arg(&dump)
+        .arg(connection_string("pg_chunk_test_dump"))
+        .status()
+        .unwrap();
     assert!(status.success(), "pg_dump failed");
     let output = Command::new(format!("{bin}/pg_restore"))
         .env("PGOPTIONS", "-c pg_chunk.maintain_chunks=off")
@@ -302,6 +359,10 @@ fn pg_dump_and_restore_keep_every_document_and_chunk() {
         .get(0);
     assert_eq!(indexes, 2, "vector indexes after restore");
     // The restored store keeps working: a new document gets chunks, ids continue.
-    restored.batch_execute("INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships. Their lamps turn.')").unwrap();
+    restored
+        .batch_execute(
+            "INSERT INTO knowledge.documents (content) VALUES ('Lighthouses guide ships. Their lamps turn.')",
+        )
+        .unwrap();
     assert_store_exact(&mut restored, "restored database after an insert");
 }

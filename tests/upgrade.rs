@@ -1,8 +1,8 @@
 //! Upgrades: every earlier release installs and updates to the current version, ending with the
 //! same objects as a fresh install and with its documents and chunks intact.
 
-use postgres::Client;
 use pg_chunk_client_tests::{empty_database, fresh_database, sample_document, TEXT_STATS_MISMATCHES};
+use postgres::Client;
 use std::collections::BTreeSet;
 
 const OBJECTS: &str = include_str!("fixtures/extension_objects.sql");
@@ -38,10 +38,16 @@ fn every_earlier_release_has_an_update_path_to_the_current_version() {
     let mut client = fresh_database("upgrade_paths");
     let current = default_version(&mut client);
     let earlier = earlier_versions(&mut client);
-    assert!(earlier.contains(&"0.1.0".to_string()), "0.1.0's install script is installed (scripts/lib.sh install_release): {earlier:?}");
+    assert!(
+        earlier.contains(&"0.1.0".to_string()),
+        "0.1.0's install script is installed (scripts/lib.sh install_release): {earlier:?}"
+    );
     for version in earlier {
         let path: Option<String> = client
-            .query_one("SELECT path FROM pg_extension_update_paths('pg_chunk') WHERE source = $1 AND target = $2", &[&version, &current])
+            .query_one(
+                "SELECT path FROM pg_extension_update_paths('pg_chunk') WHERE source = $1 AND target = $2",
+                &[&version, &current],
+            )
             .unwrap()
             .get(0);
         assert!(path.is_some(), "no sql/pg_chunk--…--….sql path from {version} to {current}");
@@ -56,13 +62,21 @@ fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data()
     let want_models = models(&mut fresh);
     for version in earlier_versions(&mut fresh) {
         let mut client = empty_database("upgrade_from");
-        client.batch_execute(&format!("SET client_min_messages = warning; CREATE EXTENSION pg_chunk VERSION '{version}' CASCADE")).unwrap();
-        let id: i64 = client.query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&sample_document()]).unwrap().get(0);
+        client
+            .batch_execute(&format!(
+                "SET client_min_messages = warning; CREATE EXTENSION pg_chunk VERSION '{version}' CASCADE"
+            ))
+            .unwrap();
+        let id: i64 = client
+            .query_one("INSERT INTO knowledge.documents (content) VALUES ($1) RETURNING id", &[&sample_document()])
+            .unwrap()
+            .get(0);
         let chunks_before = chunk_rows(&mut client, id);
         assert!(!chunks_before.is_empty());
 
         client.batch_execute("ALTER EXTENSION pg_chunk UPDATE").unwrap();
-        let installed: String = client.query_one("SELECT extversion FROM pg_extension WHERE extname = 'pg_chunk'", &[]).unwrap().get(0);
+        let installed: String =
+            client.query_one("SELECT extversion FROM pg_extension WHERE extname = 'pg_chunk'", &[]).unwrap().get(0);
         assert_eq!(installed, current);
 
         let got = objects(&mut client);
@@ -70,13 +84,25 @@ fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data()
         let extra: Vec<_> = got.difference(&want).collect();
         assert!(missing.is_empty() && extra.is_empty(), "{version} → {current} differs from a fresh install.\nmissing after the update:\n{missing:#?}\nonly after the update:\n{extra:#?}");
 
-        assert_eq!(models(&mut client), want_models, "{version} → {current}: the installed models as a fresh install has them");
+        assert_eq!(
+            models(&mut client),
+            want_models,
+            "{version} → {current}: the installed models as a fresh install has them"
+        );
         assert_eq!(chunk_rows(&mut client, id), chunks_before, "the update keeps the chunks");
-        let stats: Vec<String> = client.query(TEXT_STATS_MISMATCHES, &[]).unwrap().iter().map(|row| row.get(0)).collect();
+        let stats: Vec<String> =
+            client.query(TEXT_STATS_MISMATCHES, &[]).unwrap().iter().map(|row| row.get(0)).collect();
         assert!(stats.is_empty(), "{version} → {current}: BM25's statistics differ from the chunks': {stats:?}");
-        let found: i64 = client.query_one("SELECT count(*) FROM knowledge.search('honeybees', 5, '{\"mode\": \"text\"}')", &[]).unwrap().get(0);
+        let found: i64 = client
+            .query_one("SELECT count(*) FROM knowledge.search('honeybees', 5, '{\"mode\": \"text\"}')", &[])
+            .unwrap()
+            .get(0);
         assert!(found > 0, "{version} → {current}: the text leg finds the document's chunks");
-        client.batch_execute(&format!("UPDATE knowledge.documents SET content = content || ' One more sentence.' WHERE id = {id}")).unwrap();
+        client
+            .batch_execute(&format!(
+                "UPDATE knowledge.documents SET content = content || ' One more sentence.' WHERE id = {id}"
+            ))
+            .unwrap();
         assert_ne!(chunk_rows(&mut client, id), chunks_before, "the updated extension keeps chunks in step");
     }
 }

@@ -43,7 +43,9 @@ fn a_worker_killed_mid_batch_leaves_every_document_with_exactly_its_chunks() {
         .unwrap();
     let sample = sample_document();
     for i in 0..48 {
-        client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&format!("Copy {i}. {sample}")]).unwrap();
+        client
+            .execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&format!("Copy {i}. {sample}")])
+            .unwrap();
     }
     // Wait until the worker is inside process_queue with documents in hand.
     let started = Instant::now();

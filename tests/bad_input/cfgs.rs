@@ -13,7 +13,11 @@ fn cfgs() -> Vec<(String, String, Expect, Expect)> {
     let mut cfgs = vec![
         // Valid, if odd.
         same("empty object", "{}", OK),
-        same("every key null", r#"{"strategy": null, "method": null, "penalty": null, "threshold": null, "smoothing": null, "min_size": null, "target_size": null, "max_size": null, "overlap": null, "model": null, "fallback": null, "inline_threshold": null, "max_document_size": null, "language": null}"#, OK),
+        same(
+            "every key null",
+            r#"{"strategy": null, "method": null, "penalty": null, "threshold": null, "smoothing": null, "min_size": null, "target_size": null, "max_size": null, "overlap": null, "model": null, "fallback": null, "inline_threshold": null, "max_document_size": null, "language": null}"#,
+            OK,
+        ),
         same("strategy null", r#"{"strategy": null}"#, OK),
         not_semantic("strategy fixed", r#"{"strategy": "fixed"}"#),
         not_semantic("strategy recursive", r#"{"strategy": "recursive"}"#),
@@ -157,7 +161,11 @@ fn cfgs() -> Vec<(String, String, Expect, Expect)> {
         same("semantic overlap = max_size", r#"{"overlap": 2000}"#, BAD_CFG),
         // Models.
         same("unknown model", r#"{"model": "nope"}"#, UNKNOWN),
-        same("unknown model with lexical fallback", r#"{"model": "nope", "fallback": "lexical"}"#, Expect::OneOf(&["42704", "00000"])),
+        same(
+            "unknown model with lexical fallback",
+            r#"{"model": "nope", "fallback": "lexical"}"#,
+            Expect::OneOf(&["42704", "00000"]),
+        ),
         same("model empty", r#"{"model": ""}"#, BAD_CFG),
         same("model blank", r#"{"model": "   "}"#, BAD_CFG),
         same("model lexical with a space", r#"{"model": "lexical "}"#, UNKNOWN),
@@ -197,9 +205,21 @@ pub(super) fn cfgs_by_functions(m: &mut Matrix) {
         m.add(format!("semantic_chunk × cfg {label}"), "SELECT chunk_index, content, char_offset, char_length, token_count FROM knowledge.semantic_chunk($1::text, $2::text::jsonb) ORDER BY chunk_index", params.clone(), Check::Spans, semantic);
         m.add(format!("chunk_explain × cfg {label}"), "SELECT sentence_index, char_offset, char_length, distance, smoothed_distance, threshold, score FROM knowledge.chunk_explain($1::text, $2::text::jsonb) ORDER BY sentence_index", params.clone(), Check::Explain, semantic);
         let plot = if matches!(semantic, Expect::Ok(_)) { ONE_ROW } else { semantic };
-        m.add(format!("chunk_plot × cfg {label}"), "SELECT knowledge.chunk_plot($1::text, $2::text::jsonb)", params.clone(), Check::Svg, plot);
+        m.add(
+            format!("chunk_plot × cfg {label}"),
+            "SELECT knowledge.chunk_plot($1::text, $2::text::jsonb)",
+            params.clone(),
+            Check::Svg,
+            plot,
+        );
         // A chunk config with this cfg rechunks the store's documents with it at once.
-        m.add(format!("chunk_configs insert × cfg {label}"), "INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('cfg-case', $1::text::jsonb, 'lexical')", vec![Some(Rc::from(cfg.as_str()))], Check::StoreExact, chunk)
-            .rolled_back(&[]);
+        m.add(
+            format!("chunk_configs insert × cfg {label}"),
+            "INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('cfg-case', $1::text::jsonb, 'lexical')",
+            vec![Some(Rc::from(cfg.as_str()))],
+            Check::StoreExact,
+            chunk,
+        )
+        .rolled_back(&[]);
     }
 }

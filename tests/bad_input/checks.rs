@@ -15,7 +15,8 @@ pub(super) fn check(db: &mut impl GenericClient, case: &Case, rows: &[Row]) -> O
                 let svg: Option<String> = r.get(0);
                 let svg = svg?;
                 let t = svg.trim();
-                (!(t.starts_with("<svg") || t.starts_with("<?xml")) || !t.ends_with("</svg>") || t.contains("NaN")).then(|| format!("not a clean SVG: {}", truncate(t, 80)))
+                (!(t.starts_with("<svg") || t.starts_with("<?xml")) || !t.ends_with("</svg>") || t.contains("NaN"))
+                    .then(|| format!("not a clean SVG: {}", truncate(t, 80)))
             })
             .collect(),
         Check::Vectors(dim) => rows
@@ -29,7 +30,9 @@ pub(super) fn check(db: &mut impl GenericClient, case: &Case, rows: &[Row]) -> O
                 }
             })
             .collect(),
-        Check::Count => rows.iter().filter_map(|r| first_int(r).filter(|&n| n < 0).map(|n| format!("negative count {n}"))).collect(),
+        Check::Count => {
+            rows.iter().filter_map(|r| first_int(r).filter(|&n| n < 0).map(|n| format!("negative count {n}"))).collect()
+        }
         Check::IsTrue => match rows.first().map(|r| r.get::<_, Option<bool>>(0)) {
             Some(Some(true)) => Vec::new(),
             other => vec![format!("expected true, got {other:?}")],
@@ -53,11 +56,16 @@ pub(super) fn check(db: &mut impl GenericClient, case: &Case, rows: &[Row]) -> O
         },
         Check::StoreExact => store_problems(db, None),
     };
-    (!problems.is_empty()).then(|| format!("{} problem(s), first {}", problems.len(), problems[..problems.len().min(3)].join("; ")))
+    (!problems.is_empty())
+        .then(|| format!("{} problem(s), first {}", problems.len(), problems[..problems.len().min(3)].join("; ")))
 }
 
 fn first_int(row: &Row) -> Option<i64> {
-    row.try_get::<_, Option<i32>>(0).map(|v| v.map(i64::from)).or_else(|_| row.try_get::<_, Option<i64>>(0)).ok().flatten()
+    row.try_get::<_, Option<i32>>(0)
+        .map(|v| v.map(i64::from))
+        .or_else(|_| row.try_get::<_, Option<i64>>(0))
+        .ok()
+        .flatten()
 }
 
 /// Rows of (index, content, char_offset, char_length[, token_count]) against the document.
@@ -66,7 +74,8 @@ fn check_spans(doc: &str, rows: &[Row]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut previous_offset = -1i64;
     for (i, row) in rows.iter().enumerate() {
-        let (index, content, offset, length): (i32, String, i32, i32) = (row.get(0), row.get(1), row.get(2), row.get(3));
+        let (index, content, offset, length): (i32, String, i32, i32) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
         let (offset, length) = (offset as i64, length as i64);
         if index as usize != i {
             problems.push(format!("row {i} has index {index}"));
@@ -79,12 +88,18 @@ fn check_spans(doc: &str, rows: &[Row]) -> Vec<String> {
         }
         previous_offset = offset;
         if offset < 0 || offset + length > chars.len() as i64 {
-            problems.push(format!("row {i}: offsets {offset}+{length} outside a document of {} characters", chars.len()));
+            problems
+                .push(format!("row {i}: offsets {offset}+{length} outside a document of {} characters", chars.len()));
             continue;
         }
         let expected: String = chars[offset as usize..(offset + length) as usize].iter().collect();
         if expected != content {
-            problems.push(format!("row {i}: content {:?} is not substr(doc, {}, {length}) = {:?}", truncate(&content, 40), offset + 1, truncate(&expected, 40)));
+            problems.push(format!(
+                "row {i}: content {:?} is not substr(doc, {}, {length}) = {:?}",
+                truncate(&content, 40),
+                offset + 1,
+                truncate(&expected, 40)
+            ));
         }
         if content.chars().count() as i64 != length {
             problems.push(format!("row {i}: char_length {length}, content has {} characters", content.chars().count()));
@@ -143,12 +158,20 @@ fn store_problems(db: &mut impl GenericClient, document: Option<i64>) -> Vec<Str
         (Ok(d), Ok(c)) => (d, c),
         (Err(e), _) | (_, Err(e)) => return vec![format!("checking the store failed: {}", describe(&e).1)],
     };
-    let texts: std::collections::HashMap<i64, Vec<char>> = docs.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1).chars().collect())).collect();
+    let texts: std::collections::HashMap<i64, Vec<char>> =
+        docs.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1).chars().collect())).collect();
     let mut problems = Vec::new();
     let mut expected_index = (0i64, String::new(), 0i32);
     for row in &chunks {
-        let (document_id, config, index, content, offset, length, embedding): (i64, String, i32, String, i32, i32, Option<String>) =
-            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5), row.get(6));
+        let (document_id, config, index, content, offset, length, embedding): (
+            i64,
+            String,
+            i32,
+            String,
+            i32,
+            i32,
+            Option<String>,
+        ) = (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4), row.get(5), row.get(6));
         let at = format!("chunk {index} of document {document_id} ({config})");
         if (document_id, &config) != (expected_index.0, &expected_index.1) {
             expected_index = (document_id, config.clone(), 0);
@@ -162,7 +185,11 @@ fn store_problems(db: &mut impl GenericClient, document: Option<i64>) -> Vec<Str
         if offset < 0 || length <= 0 || end > chars.len() {
             problems.push(format!("{at}: offsets {offset}+{length} outside a document of {} characters", chars.len()));
         } else if chars[start..end].iter().collect::<String>() != content {
-            problems.push(format!("{at}: content {:?} is not substr(content, {}, {length})", truncate(&content, 40), offset + 1));
+            problems.push(format!(
+                "{at}: content {:?} is not substr(content, {}, {length})",
+                truncate(&content, 40),
+                offset + 1
+            ));
         }
         if let Some(embedding) = embedding {
             problems.push(format!("{at}: {embedding}"));

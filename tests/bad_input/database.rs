@@ -65,7 +65,12 @@ pub(super) fn prepare_database(client: &mut Client) {
     let sample = sample_document();
     client.execute("INSERT INTO knowledge.documents (title, content) VALUES ('sample', $1)", &[&sample]).unwrap();
     for i in 0..5 {
-        client.execute("INSERT INTO knowledge.documents (title, content, metadata) VALUES ($1, $2, '{\"topic\": true}')", &[&format!("topic {i}"), &topic_document(i)]).unwrap();
+        client
+            .execute(
+                "INSERT INTO knowledge.documents (title, content, metadata) VALUES ($1, $2, '{\"topic\": true}')",
+                &[&format!("topic {i}"), &topic_document(i)],
+            )
+            .unwrap();
     }
 }
 
@@ -75,7 +80,8 @@ pub(super) fn server_log() -> String {
 
 /// Lines of the server log written since `from` (bytes) that tell of a crashed backend.
 pub(super) fn crashes_logged_since(from: u64) -> Vec<String> {
-    let log = std::fs::read(server_log()).unwrap_or_else(|e| panic!("cannot read the server log {}: {e}", server_log()));
+    let log =
+        std::fs::read(server_log()).unwrap_or_else(|e| panic!("cannot read the server log {}: {e}", server_log()));
     let start = if (log.len() as u64) < from { 0 } else { from as usize }; // rotated: read it all
     String::from_utf8_lossy(&log[start..])
         .lines()

@@ -50,29 +50,75 @@ pub(super) fn search_options(m: &mut Matrix) {
         ("language unknown", r#"{"language": "klingon"}"#, UNKNOWN),
         ("language as a numeric oid string", r#"{"language": "5"}"#, Expect::OneOf(&["42704", "22023"])),
         ("language empty", r#"{"language": ""}"#, Expect::OneOf(&["42704", "22023", "42602"])),
-        ("language injection", r#"{"language": "english'); DROP TABLE knowledge.documents; --"}"#, Expect::OneOf(&["42704", "22023", "42602"])),
+        (
+            "language injection",
+            r#"{"language": "english'); DROP TABLE knowledge.documents; --"}"#,
+            Expect::OneOf(&["42704", "22023", "42602"]),
+        ),
         ("config empty", r#"{"config": ""}"#, UNKNOWN),
         ("config number", r#"{"config": 1}"#, UNKNOWN),
         ("config null: default (MiniLM, no chunks)", r#"{"config": null}"#, NO_ROWS),
         ("config default, vector mode (MiniLM)", r#"{"config": "default", "mode": "vector"}"#, NO_ROWS),
     ] {
-        m.add(format!("search options {label}"), "SELECT chunk_id, score, similarity FROM knowledge.search('bees in the hive', 5, $1::text::jsonb)", vec![doc(options)], Check::Search, expect);
+        m.add(
+            format!("search options {label}"),
+            "SELECT chunk_id, score, similarity FROM knowledge.search('bees in the hive', 5, $1::text::jsonb)",
+            vec![doc(options)],
+            Check::Search,
+            expect,
+        );
     }
     let deep = format!(r#"{{"metadata": {}{{}}{}}}"#, r#"{"a": "#.repeat(100), "}".repeat(100));
-    m.add("search options metadata 100 deep", "SELECT chunk_id, score, similarity FROM knowledge.search('bees', 5, $1::text::jsonb)", vec![doc(&deep)], Check::Search, OK);
+    m.add(
+        "search options metadata 100 deep",
+        "SELECT chunk_id, score, similarity FROM knowledge.search('bees', 5, $1::text::jsonb)",
+        vec![doc(&deep)],
+        Check::Search,
+        OK,
+    );
     for (label, k) in [("0", "0"), ("-1", "-1"), ("1001", "1001"), ("i32::MAX", "2147483647")] {
-        m.add(format!("search k = {label}"), format!("SELECT * FROM knowledge.search('bees', {k})"), vec![], Check::Nothing, BAD_CFG);
+        m.add(
+            format!("search k = {label}"),
+            format!("SELECT * FROM knowledge.search('bees', {k})"),
+            vec![],
+            Check::Nothing,
+            BAD_CFG,
+        );
     }
     // README: k from 1 to 1000; search takes 4 × k candidates with hnsw.ef_search = max(100, 4 × k).
     for k in ["1", "250", "251", "1000"] {
-        m.add(format!("search k = {k}"), format!("SELECT chunk_id, score, similarity FROM knowledge.search('bees', {k}, '{{\"config\": \"lex\"}}')"), vec![], Check::Search, OK);
+        m.add(
+            format!("search k = {k}"),
+            format!("SELECT chunk_id, score, similarity FROM knowledge.search('bees', {k}, '{{\"config\": \"lex\"}}')"),
+            vec![],
+            Check::Search,
+            OK,
+        );
     }
     // README: a query of up to 10,000 characters is searched, a longer one refused with 54000
     // (PostgreSQL's tsquery parser would run out of stack near 20,000 words).
     let at_limit = "word ".repeat(2_000);
-    m.add("search with a query of 10000 characters", "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')", vec![doc(&at_limit)], Check::Search, OK);
+    m.add(
+        "search with a query of 10000 characters",
+        "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')",
+        vec![doc(&at_limit)],
+        Check::Search,
+        OK,
+    );
     let long_query = "word ".repeat(20_000);
-    m.add("search with a query of 20000 words", "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')", vec![doc(&long_query)], Check::Search, TOO_BIG);
+    m.add(
+        "search with a query of 20000 words",
+        "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')",
+        vec![doc(&long_query)],
+        Check::Search,
+        TOO_BIG,
+    );
     let long_word = "a".repeat(100_000);
-    m.add("search with a query of one 100 KB word", "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')", vec![doc(&long_word)], Check::Search, TOO_BIG);
+    m.add(
+        "search with a query of one 100 KB word",
+        "SELECT chunk_id, score, similarity FROM knowledge.search($1::text, 5, '{\"config\": \"lex\"}')",
+        vec![doc(&long_word)],
+        Check::Search,
+        TOO_BIG,
+    );
 }

@@ -86,10 +86,8 @@ fn more_occurrences_score_higher_and_saturate() {
     let bm25 = Bm25 { k1: 1.2, b: 0.0, average_length: 10.0 };
     let lexemes = ["rain".to_string()];
     let terms = sorted_terms(&lexemes, &[1.0]);
-    let scores: Vec<f64> = [1, 2, 4, 100]
-        .iter()
-        .map(|&n| bm25.score(&TsVector::new(&encode(&[("rain", n)])).unwrap(), &terms))
-        .collect();
+    let scores: Vec<f64> =
+        [1, 2, 4, 100].iter().map(|&n| bm25.score(&TsVector::new(&encode(&[("rain", n)])).unwrap(), &terms)).collect();
     assert!(scores.windows(2).all(|w| w[0] < w[1]), "{scores:?}");
     assert!(scores[3] < 1.0 * (1.2 + 1.0), "bounded by idf · (k1 + 1): {scores:?}");
 }

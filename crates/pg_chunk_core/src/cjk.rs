@@ -66,7 +66,8 @@ mod tests {
 
     #[test]
     fn other_text_is_borrowed_unchanged() {
-        for text in ["", "plain English.", "हिन्दी भाषा में डेटाबेस", "Ünïcödé"] {
+        for text in ["", "plain English.", "हिन्दी भाषा में डेटाबेस", "Ünïcödé"]
+        {
             assert!(matches!(cjk_bigrams(text), Cow::Borrowed(t) if t == text));
         }
     }

@@ -147,7 +147,8 @@ const KEYS: &[&str] = &[
 
 impl Default for ChunkConfig {
     fn default() -> Self {
-        ChunkConfig::parse(&Value::Object(Map::new())).expect("the empty configuration is valid") // invariant
+        ChunkConfig::parse(&Value::Object(Map::new())).expect("the empty configuration is valid")
+        // invariant
     }
 }
 
@@ -196,7 +197,8 @@ impl ChunkConfig {
             .transpose()?
             .map_or(DEFAULT_MAX_DOCUMENT_SIZE, |n| n as usize);
         let language = get("language").map(|v| non_empty_string("language", v)).transpose()?;
-        let heading_context = get("heading_context").map(|v| boolean("heading_context", v)).transpose()?.unwrap_or(false);
+        let heading_context =
+            get("heading_context").map(|v| boolean("heading_context", v)).transpose()?.unwrap_or(false);
         let metadata = get("metadata").map(|v| boolean("metadata", v)).transpose()?.unwrap_or(false);
         let filters = get("filters").map(|v| boolean("filters", v)).transpose()?.unwrap_or(false);
 
@@ -205,7 +207,11 @@ impl ChunkConfig {
         let overlap = overlap.unwrap_or(default_overlap(strategy));
         match (strategy, overlap) {
             (Strategy::Fixed | Strategy::Recursive | Strategy::Code | Strategy::Markdown, Overlap::Sentences(_)) => {
-                return Err(ChunkError::config("overlap", get("overlap").unwrap_or(&Value::Null), "sentence overlap applies to the semantic strategy only; use chars"));
+                return Err(ChunkError::config(
+                    "overlap",
+                    get("overlap").unwrap_or(&Value::Null),
+                    "sentence overlap applies to the semantic strategy only; use chars",
+                ));
             }
             (_, Overlap::Chars(n)) if max_size.unit == SizeUnit::Chars && n >= max_size.value => {
                 return Err(ChunkError::config("overlap", n, format!("must be below max_size ({max_size})")));
@@ -243,11 +249,13 @@ impl ChunkConfig {
         if self.explicit_sizes.max.is_some() || self.strategy == Strategy::Fixed {
             return Ok(self.clone());
         }
-        let (min_size, target_size, max_size) = derive_sizes(self.strategy, self.explicit_sizes, Size::tokens(window.max(1)))
-            .map_err(|e| match e {
-                ChunkError::InvalidConfig { key, value, reason } => {
-                    ChunkError::InvalidConfig { key, value, reason: format!("{reason}: max_size is unset, so it is the model's window") }
-                }
+        let (min_size, target_size, max_size) =
+            derive_sizes(self.strategy, self.explicit_sizes, Size::tokens(window.max(1))).map_err(|e| match e {
+                ChunkError::InvalidConfig { key, value, reason } => ChunkError::InvalidConfig {
+                    key,
+                    value,
+                    reason: format!("{reason}: max_size is unset, so it is the model's window"),
+                },
                 other => other,
             })?;
         Ok(ChunkConfig { min_size, target_size, max_size, ..self.clone() })
@@ -280,7 +288,11 @@ fn default_overlap(strategy: Strategy) -> Overlap {
 /// target 1/2 (200/1000/2000 characters by default); recursive min 1/3 and target = max; seed
 /// 004's strategies 1/15 and 1/3 (100/500/1500); hierarchical children (target) of 1/2;
 /// fixed has no min. A target below an unset-derived min is raised to it.
-fn derive_sizes(strategy: Strategy, explicit: ExplicitSizes, default_max: Size) -> Result<(Size, Size, Size), ChunkError> {
+fn derive_sizes(
+    strategy: Strategy,
+    explicit: ExplicitSizes,
+    default_max: Size,
+) -> Result<(Size, Size, Size), ChunkError> {
     let (min_ratio, target_ratio) = match strategy {
         Strategy::Semantic | Strategy::Code | Strategy::Markdown | Strategy::Hierarchical => (10, 2),
         Strategy::Fixed => (usize::MAX, 1),
@@ -303,7 +315,11 @@ fn derive_sizes(strategy: Strategy, explicit: ExplicitSizes, default_max: Size) 
 /// `smaller` must not exceed `larger` when both are in the same unit.
 fn check_order(small_key: &str, smaller: Size, large_key: &str, larger: Size) -> Result<(), ChunkError> {
     if smaller.unit == larger.unit && smaller.value > larger.value {
-        return Err(ChunkError::config(small_key, format!("\"{smaller}\""), format!("must not exceed {large_key} ({larger})")));
+        return Err(ChunkError::config(
+            small_key,
+            format!("\"{smaller}\""),
+            format!("must not exceed {large_key} ({larger})"),
+        ));
     }
     Ok(())
 }
@@ -335,7 +351,11 @@ fn non_empty_string(key: &str, v: &Value) -> Result<String, ChunkError> {
 
 /// `method` with its own key: `"optimal"` with `penalty`, `"threshold"` with `threshold`. A
 /// config that sets `threshold` alone means the threshold method.
-fn parse_boundaries(method: Option<&Value>, penalty: Option<&Value>, threshold: Option<&Value>) -> Result<Boundaries, ChunkError> {
+fn parse_boundaries(
+    method: Option<&Value>,
+    penalty: Option<&Value>,
+    threshold: Option<&Value>,
+) -> Result<Boundaries, ChunkError> {
     let method = match method {
         None if threshold.is_some() => "threshold",
         None => "optimal",
@@ -345,10 +365,18 @@ fn parse_boundaries(method: Option<&Value>, penalty: Option<&Value>, threshold: 
         },
     };
     match (method, penalty, threshold) {
-        ("optimal", _, Some(t)) => Err(ChunkError::config("threshold", t, "applies to method \"threshold\" only; method \"optimal\" takes penalty")),
-        ("optimal", p, None) => Ok(Boundaries::Optimal { penalty: p.map_or(Ok(DEFAULT_PENALTY), |p| number("penalty", p, 0.0, 100.0))? }),
+        ("optimal", _, Some(t)) => Err(ChunkError::config(
+            "threshold",
+            t,
+            "applies to method \"threshold\" only; method \"optimal\" takes penalty",
+        )),
+        ("optimal", p, None) => {
+            Ok(Boundaries::Optimal { penalty: p.map_or(Ok(DEFAULT_PENALTY), |p| number("penalty", p, 0.0, 100.0))? })
+        }
         (_, Some(p), _) => Err(ChunkError::config("penalty", p, "applies to method \"optimal\" only")),
-        (_, None, t) => Ok(Boundaries::Threshold(t.map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0)))),
+        (_, None, t) => {
+            Ok(Boundaries::Threshold(t.map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0))))
+        }
     }
 }
 
@@ -358,21 +386,40 @@ fn parse_threshold(v: &Value) -> Result<Threshold, ChunkError> {
         Value::String(s) => (s.as_str(), None),
         Value::Object(m) => {
             if let Some(key) = m.keys().find(|k| *k != "type" && *k != "value") {
-                return Err(ChunkError::config(&format!("threshold.{key}"), &m[key], "unknown key; use \"type\" and \"value\""));
+                return Err(ChunkError::config(
+                    &format!("threshold.{key}"),
+                    &m[key],
+                    "unknown key; use \"type\" and \"value\"",
+                ));
             }
-            let kind = m.get("type").and_then(Value::as_str).ok_or_else(|| ChunkError::config("threshold.type", m.get("type").unwrap_or(&Value::Null), "must be a string"))?;
+            let kind = m.get("type").and_then(Value::as_str).ok_or_else(|| {
+                ChunkError::config("threshold.type", m.get("type").unwrap_or(&Value::Null), "must be a string")
+            })?;
             (kind, m.get("value").filter(|v| !v.is_null()))
         }
-        _ => return Err(ChunkError::config("threshold", v, "must be an object like {\"type\": \"percentile\", \"value\": 92}")),
+        _ => {
+            return Err(ChunkError::config(
+                "threshold",
+                v,
+                "must be an object like {\"type\": \"percentile\", \"value\": 92}",
+            ))
+        }
     };
-    let value = |default: f64, min: f64, max: f64| value.map_or(Ok(default), |x| number("threshold.value", x, min, max));
+    let value =
+        |default: f64, min: f64, max: f64| value.map_or(Ok(default), |x| number("threshold.value", x, min, max));
     Ok(match kind {
         "percentile" => Threshold::Percentile(value(92.0, 0.0, 100.0)?),
         "similarity" => Threshold::Similarity(value(0.75, -1.0, 1.0)?),
         "stddev" => Threshold::StdDev(value(3.0, -10.0, 10.0)?),
         "interquartile" => Threshold::Interquartile(value(1.5, -10.0, 10.0)?),
         "gradient" => Threshold::Gradient(value(95.0, 0.0, 100.0)?),
-        other => return Err(ChunkError::config("threshold.type", format!("\"{other}\""), "must be one of percentile, similarity, stddev, interquartile, gradient")),
+        other => {
+            return Err(ChunkError::config(
+                "threshold.type",
+                format!("\"{other}\""),
+                "must be one of percentile, similarity, stddev, interquartile, gradient",
+            ))
+        }
     })
 }
 
@@ -384,7 +431,9 @@ fn parse_size(key: &str, v: &Value, min: u64) -> Result<Size, ChunkError> {
         None | Some("chars") => SizeUnit::Chars,
         Some("words") => SizeUnit::Words,
         Some("tokens") => SizeUnit::Tokens,
-        Some(other) => return Err(ChunkError::config(key, v, format!("unknown unit \"{other}\"; use chars, words or tokens"))),
+        Some(other) => {
+            return Err(ChunkError::config(key, v, format!("unknown unit \"{other}\"; use chars, words or tokens")))
+        }
     };
     Ok(Size { value, unit })
 }
@@ -396,12 +445,16 @@ fn parse_overlap(v: &Value) -> Result<Overlap, ChunkError> {
         (0, _) => Overlap::None,
         (n, None | Some("chars")) => Overlap::Chars(n),
         (n, Some("sentences" | "sentence")) => Overlap::Sentences(n),
-        (_, Some(other)) => return Err(ChunkError::config("overlap", v, format!("unknown unit \"{other}\"; use chars or sentences"))),
+        (_, Some(other)) => {
+            return Err(ChunkError::config("overlap", v, format!("unknown unit \"{other}\"; use chars or sentences")))
+        }
     })
 }
 
 fn amount_and_unit<'a>(key: &str, v: &'a Value, min: u64) -> Result<(usize, Option<&'a str>), ChunkError> {
-    let bad = || ChunkError::config(key, v, format!("must be an integer from {min} to {MAX_SIZE_VALUE}, optionally with a unit, like \"300 words\" or {{\"value\": 300, \"unit\": \"words\"}}"));
+    let bad = || {
+        ChunkError::config(key, v, format!("must be an integer from {min} to {MAX_SIZE_VALUE}, optionally with a unit, like \"300 words\" or {{\"value\": 300, \"unit\": \"words\"}}"))
+    };
     let (amount, unit) = match v {
         Value::Number(_) => (v.as_u64(), None),
         Value::String(s) => {
@@ -415,7 +468,11 @@ fn amount_and_unit<'a>(key: &str, v: &'a Value, min: u64) -> Result<(usize, Opti
         }
         Value::Object(m) => {
             if let Some(k) = m.keys().find(|k| *k != "value" && *k != "unit") {
-                return Err(ChunkError::config(&format!("{key}.{k}"), &m[k], "unknown key; use \"value\" and \"unit\""));
+                return Err(ChunkError::config(
+                    &format!("{key}.{k}"),
+                    &m[k],
+                    "unknown key; use \"value\" and \"unit\"",
+                ));
             }
             let unit = match m.get("unit") {
                 None | Some(Value::Null) => None,

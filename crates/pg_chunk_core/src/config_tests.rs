@@ -31,7 +31,10 @@ fn strategy_defaults_follow_the_seed_design() {
     let fixed = parse(json!({"strategy": "fixed"})).unwrap();
     assert_eq!((fixed.max_size, fixed.overlap), (Size::chars(350), Overlap::Chars(50)));
     let recursive = parse(json!({"strategy": "recursive"})).unwrap();
-    assert_eq!((recursive.min_size, recursive.max_size, recursive.overlap), (Size::chars(500), Size::chars(1500), Overlap::Chars(100)));
+    assert_eq!(
+        (recursive.min_size, recursive.max_size, recursive.overlap),
+        (Size::chars(500), Size::chars(1500), Overlap::Chars(100))
+    );
 }
 
 #[test]
@@ -44,7 +47,10 @@ fn sizes_accept_numbers_strings_and_objects() {
     let tokens = parse(json!({"max_size": "256 tokens"})).unwrap();
     assert_eq!(tokens.max_size.unit, SizeUnit::Tokens);
     // Unset sizes follow an explicit max_size's unit and scale.
-    assert_eq!((tokens.min_size, tokens.target_size), (Size { value: 25, unit: SizeUnit::Tokens }, Size { value: 128, unit: SizeUnit::Tokens }));
+    assert_eq!(
+        (tokens.min_size, tokens.target_size),
+        (Size { value: 25, unit: SizeUnit::Tokens }, Size { value: 128, unit: SizeUnit::Tokens })
+    );
 }
 
 #[test]
@@ -65,7 +71,10 @@ fn thresholds_parse_with_and_without_values() {
 fn method_picks_optimal_segmentation_or_a_threshold() {
     let seed_design = Boundaries::Threshold(Threshold::Percentile(92.0));
     assert_eq!(parse(json!({"method": "threshold"})).unwrap().boundaries, seed_design);
-    assert_eq!(parse(json!({"method": "optimal", "penalty": 2})).unwrap().boundaries, Boundaries::Optimal { penalty: 2.0 });
+    assert_eq!(
+        parse(json!({"method": "optimal", "penalty": 2})).unwrap().boundaries,
+        Boundaries::Optimal { penalty: 2.0 }
+    );
     assert_eq!(parse(json!({"penalty": 0.5})).unwrap().boundaries, Boundaries::Optimal { penalty: 0.5 });
     // A threshold alone means the threshold method, as before optimal segmentation existed.
     let stddev = json!({"threshold": {"type": "stddev", "value": 2}});

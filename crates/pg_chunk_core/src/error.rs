@@ -5,11 +5,7 @@
 pub enum ChunkError {
     /// A cfg key that is unknown, of the wrong type or out of range (SQLSTATE 22023).
     #[error("invalid chunk configuration: {key} = {value}: {reason}")]
-    InvalidConfig {
-        key: String,
-        value: String,
-        reason: String,
-    },
+    InvalidConfig { key: String, value: String, reason: String },
     /// The document is larger than `max_document_size` (SQLSTATE 54000).
     #[error("document is {size} bytes, above max_document_size of {limit} bytes")]
     DocumentTooLarge { size: usize, limit: usize },
@@ -24,10 +20,6 @@ pub enum ChunkError {
 impl ChunkError {
     /// Shorthand for a configuration error on `key`, quoting the offending JSON value.
     pub fn config(key: &str, value: impl std::fmt::Display, reason: impl Into<String>) -> Self {
-        ChunkError::InvalidConfig {
-            key: key.to_string(),
-            value: value.to_string(),
-            reason: reason.into(),
-        }
+        ChunkError::InvalidConfig { key: key.to_string(), value: value.to_string(), reason: reason.into() }
     }
 }

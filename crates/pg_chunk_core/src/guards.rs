@@ -40,11 +40,16 @@ pub fn merge_undersized(runs: &[Run], sizes: &UnitSizes<'_>, seams: &[f64], min:
             let right = runs.get(next).filter(|r| fits(current, **r)).map(|_| seams[current.last]);
             // On equal seams the smaller neighbour wins, which keeps sizes even.
             let left_is_closer = |l: f64, r: f64| {
-                let smaller_left = || sizes.run(merged[merged.len() - 1].first, merged[merged.len() - 1].last, min.unit) <= sizes.run(runs[next].first, runs[next].last, min.unit);
+                let smaller_left = || {
+                    sizes.run(merged[merged.len() - 1].first, merged[merged.len() - 1].last, min.unit)
+                        <= sizes.run(runs[next].first, runs[next].last, min.unit)
+                };
                 l < r || (l == r && smaller_left())
             };
             match (left, right) {
-                (Some(l), Some(r)) if left_is_closer(l, r) => current.first = merged.pop().map_or(current.first, |l| l.first),
+                (Some(l), Some(r)) if left_is_closer(l, r) => {
+                    current.first = merged.pop().map_or(current.first, |l| l.first)
+                }
                 (Some(_), None) => current.first = merged.pop().map_or(current.first, |l| l.first),
                 (_, Some(_)) => {
                     current.last = runs[next].last;
@@ -117,7 +122,14 @@ pub fn force_split(doc: &str, start: usize, end: usize, max: Size, tokens: &dyn 
 
 /// The earliest of `candidate_starts` (sorted ascending, all ≤ `start`) from which
 /// `doc[candidate..end]` still fits `max`; `start` itself when none does.
-pub fn widest_fitting_start(doc: &str, candidate_starts: &[usize], start: usize, end: usize, max: Size, tokens: &dyn TokenCounter) -> usize {
+pub fn widest_fitting_start(
+    doc: &str,
+    candidate_starts: &[usize],
+    start: usize,
+    end: usize,
+    max: Size,
+    tokens: &dyn TokenCounter,
+) -> usize {
     candidate_starts
         .iter()
         .copied()

@@ -53,10 +53,16 @@ fn merging_never_breaks_the_cap_and_a_short_tail_joins_its_predecessor() {
     assert_eq!(merge_undersized(&runs, &sizes, &[0.1, 0.9], Size::chars(40), Size::chars(110)), runs.to_vec());
     // Only the right side fits.
     let sizes = sizes_of(&[200, 10, 50]);
-    assert_eq!(merge_undersized(&runs, &sizes, &[0.1, 0.9], Size::chars(40), Size::chars(100)), vec![run(0, 0), run(1, 2)]);
+    assert_eq!(
+        merge_undersized(&runs, &sizes, &[0.1, 0.9], Size::chars(40), Size::chars(100)),
+        vec![run(0, 0), run(1, 2)]
+    );
     // A short tail.
     let sizes = sizes_of(&[100, 100, 5]);
-    assert_eq!(merge_undersized(&runs, &sizes, &[0.5, 0.5], Size::chars(40), Size::chars(500)), vec![run(0, 0), run(1, 2)]);
+    assert_eq!(
+        merge_undersized(&runs, &sizes, &[0.5, 0.5], Size::chars(40), Size::chars(500)),
+        vec![run(0, 0), run(1, 2)]
+    );
 }
 
 #[test]

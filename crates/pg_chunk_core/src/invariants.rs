@@ -41,8 +41,17 @@ fn check_level(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn Toke
     let units = split_sentences(doc);
     // The adaptive strategy returns one candidate's chunks: that candidate's rules apply.
     let chosen = chunks.first().and_then(|c| c.metadata.get("adaptive")?.get("chosen")?.as_str().map(str::to_string));
-    let strategy = chosen.and_then(|name| Strategy::NAMES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)).unwrap_or(cfg.strategy);
-    let sentence_aligned = matches!(strategy, Strategy::Semantic | Strategy::Recursive | Strategy::TopicCoherence | Strategy::InformationDensity | Strategy::Hierarchical);
+    let strategy = chosen
+        .and_then(|name| Strategy::NAMES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s))
+        .unwrap_or(cfg.strategy);
+    let sentence_aligned = matches!(
+        strategy,
+        Strategy::Semantic
+            | Strategy::Recursive
+            | Strategy::TopicCoherence
+            | Strategy::InformationDensity
+            | Strategy::Hierarchical
+    );
     let mut covered_to = 0;
     let mut previous_start = 0;
     for (k, c) in chunks.iter().enumerate() {

@@ -99,13 +99,14 @@ fn bucket(word: &str) -> usize {
 /// English function words (sorted, for binary search): they say nothing about the topic, and
 /// in one sentence's handful of words they would dominate the similarity.
 pub(crate) const STOPWORDS: &[&[u8]] = &[
-    b"a", b"about", b"after", b"all", b"also", b"an", b"and", b"any", b"are", b"as", b"at", b"be", b"because", b"been", b"before", b"being",
-    b"between", b"both", b"but", b"by", b"can", b"could", b"did", b"do", b"does", b"each", b"for", b"from", b"had", b"has", b"have", b"he",
-    b"her", b"here", b"him", b"his", b"how", b"i", b"if", b"in", b"into", b"is", b"it", b"its", b"just", b"may", b"more", b"most", b"much",
-    b"must", b"no", b"not", b"of", b"on", b"one", b"only", b"or", b"other", b"our", b"out", b"over", b"she", b"should", b"so", b"some",
-    b"such", b"than", b"that", b"the", b"their", b"them", b"then", b"there", b"these", b"they", b"this", b"those", b"through", b"to", b"too",
-    b"under", b"up", b"very", b"was", b"we", b"were", b"what", b"when", b"where", b"which", b"while", b"who", b"why", b"will", b"with",
-    b"would", b"you", b"your",
+    b"a", b"about", b"after", b"all", b"also", b"an", b"and", b"any", b"are", b"as", b"at", b"be", b"because", b"been",
+    b"before", b"being", b"between", b"both", b"but", b"by", b"can", b"could", b"did", b"do", b"does", b"each", b"for",
+    b"from", b"had", b"has", b"have", b"he", b"her", b"here", b"him", b"his", b"how", b"i", b"if", b"in", b"into",
+    b"is", b"it", b"its", b"just", b"may", b"more", b"most", b"much", b"must", b"no", b"not", b"of", b"on", b"one",
+    b"only", b"or", b"other", b"our", b"out", b"over", b"she", b"should", b"so", b"some", b"such", b"than", b"that",
+    b"the", b"their", b"them", b"then", b"there", b"these", b"they", b"this", b"those", b"through", b"to", b"too",
+    b"under", b"up", b"very", b"was", b"we", b"were", b"what", b"when", b"where", b"which", b"while", b"who", b"why",
+    b"will", b"with", b"would", b"you", b"your",
 ];
 
 /// Combining marks of the Devanagari and general combining blocks.

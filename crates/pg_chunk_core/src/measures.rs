@@ -52,7 +52,8 @@ mod tests {
 
     #[test]
     fn keywords_drop_short_and_function_words_and_lowercase() {
-        let words: Vec<String> = keywords("The Bees and the HIVE, in winter: a cluster of 42 bees.").into_iter().collect();
+        let words: Vec<String> =
+            keywords("The Bees and the HIVE, in winter: a cluster of 42 bees.").into_iter().collect();
         assert_eq!(words, ["bees", "cluster", "hive", "winter"]);
     }
 

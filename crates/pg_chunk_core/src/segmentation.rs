@@ -71,7 +71,8 @@ pub fn optimal_cuts(vectors: &Embeddings, penalty: f64, fits: impl Fn(usize, usi
 /// chosen chunks it separates, or inside the chosen chunk that holds it.
 fn gap_gains(prefix: &PrefixSums, is_cut: &[bool]) -> Vec<f64> {
     let n = is_cut.len() + 1;
-    let bounds: Vec<usize> = std::iter::once(0).chain((1..n).filter(|&i| is_cut[i - 1])).chain(std::iter::once(n)).collect();
+    let bounds: Vec<usize> =
+        std::iter::once(0).chain((1..n).filter(|&i| is_cut[i - 1])).chain(std::iter::once(n)).collect();
     (0..n - 1)
         .map(|gap| {
             let cut_at = gap + 1;
@@ -113,7 +114,8 @@ impl PrefixSums {
 
     /// Length of the sum of units `first..end`.
     fn coherence(&self, first: usize, end: usize) -> f64 {
-        let (a, b) = (&self.rows[first * self.dim..(first + 1) * self.dim], &self.rows[end * self.dim..(end + 1) * self.dim]);
+        let (a, b) =
+            (&self.rows[first * self.dim..(first + 1) * self.dim], &self.rows[end * self.dim..(end + 1) * self.dim]);
         a.iter().zip(b).map(|(x, y)| (y - x) * (y - x)).sum::<f64>().sqrt()
     }
 }

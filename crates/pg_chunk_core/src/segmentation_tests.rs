@@ -105,7 +105,8 @@ fn a_chunk_holds_at_most_max_run_units() {
 
 #[test]
 fn zero_vectors_are_neutral() {
-    let mut rows: Vec<Vec<f32>> = (0..8).map(|i| if i < 4 { vec![1.0, 0.1, 0.0] } else { vec![0.0, 0.1, 1.0] }).collect();
+    let mut rows: Vec<Vec<f32>> =
+        (0..8).map(|i| if i < 4 { vec![1.0, 0.1, 0.0] } else { vec![0.0, 0.1, 1.0] }).collect();
     rows[2] = vec![0.0; 3];
     let cuts = optimal_cuts(&unit_rows(&rows), DEFAULT_PENALTY, |_, _| true);
     assert_eq!(cut_gaps(&cuts), vec![3]);

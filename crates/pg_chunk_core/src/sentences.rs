@@ -51,9 +51,9 @@ impl Span {
 /// without their dot. Dotted single letters (`e.g`, `i.e`, `U.S`, `a.m`) are recognised by
 /// shape instead of being listed.
 const ABBREVIATIONS: &[&str] = &[
-    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "cf", "approx", "fig", "figs",
-    "eq", "inc", "ltd", "co", "corp", "dept", "gen", "col", "lt", "capt", "sgt", "rev", "hon",
-    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "ph.d",
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "cf", "approx", "fig", "figs", "eq", "inc", "ltd",
+    "co", "corp", "dept", "gen", "col", "lt", "capt", "sgt", "rev", "hon", "jan", "feb", "mar", "apr", "jun", "jul",
+    "aug", "sep", "sept", "oct", "nov", "dec", "ph.d",
 ];
 
 /// Abbreviations that also stand as words, so they count only when a digit follows (`No. 5`,
@@ -69,11 +69,7 @@ const LONGEST_ABBREVIATION: usize = 8;
 /// sentence ends are decided with a look-ahead that only crosses whitespace and opening
 /// punctuation, so the work is linear in the length of the document.
 pub fn split_sentences(doc: &str) -> Vec<Span> {
-    let mut units = Units {
-        doc,
-        spans: Vec::new(),
-        open_since: 0,
-    };
+    let mut units = Units { doc, spans: Vec::new(), open_since: 0 };
     let mut i = 0;
     // Start of the whitespace-delimited word the scan is in, for the abbreviation check.
     let mut word_start = 0;
@@ -109,11 +105,7 @@ pub fn split_sentences(doc: &str) -> Vec<Span> {
                 at_line_start = true;
             }
             '\r' => {
-                i += if doc.as_bytes().get(i + 1) == Some(&b'\n') {
-                    2
-                } else {
-                    1
-                };
+                i += if doc.as_bytes().get(i + 1) == Some(&b'\n') { 2 } else { 1 };
                 at_line_start = true;
             }
             _ if is_terminator(c) => {
@@ -150,10 +142,7 @@ impl Units<'_> {
         let trimmed = piece.trim();
         if !trimmed.is_empty() {
             let start = self.open_since + (piece.len() - piece.trim_start().len());
-            self.spans.push(Span {
-                start,
-                end: start + trimmed.len(),
-            });
+            self.spans.push(Span { start, end: start + trimmed.len() });
         }
         self.open_since = at;
     }
@@ -189,9 +178,7 @@ fn classify_line(doc: &str, line_start: usize) -> Line {
             let hashes = bytes[i..].iter().take_while(|&&b| b == b'#').count();
             if hashes <= 6 && (is_marker_gap(i + hashes) || ends_line(i + hashes)) {
                 let line_len = bytes[i..].iter().position(|&b| b == b'\n' || b == b'\r');
-                Line::Heading {
-                    line_end: line_len.map_or(doc.len(), |len| i + len),
-                }
+                Line::Heading { line_end: line_len.map_or(doc.len(), |len| i + len) }
             } else {
                 Line::Prose { text_start }
             }
@@ -199,13 +186,10 @@ fn classify_line(doc: &str, line_start: usize) -> Line {
         Some(b'-' | b'*' | b'+') if is_marker_gap(i + 1) => Line::ListItem { text_start: i + 2 },
         Some(b'0'..=b'9') => {
             let digits = bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
-            let numbered = digits <= 9
-                && matches!(bytes.get(i + digits), Some(b'.' | b')'))
-                && is_marker_gap(i + digits + 1);
+            let numbered =
+                digits <= 9 && matches!(bytes.get(i + digits), Some(b'.' | b')')) && is_marker_gap(i + digits + 1);
             if numbered {
-                Line::ListItem {
-                    text_start: i + digits + 2,
-                }
+                Line::ListItem { text_start: i + digits + 2 }
             } else {
                 Line::Prose { text_start }
             }

@@ -8,9 +8,7 @@ fn check_invariants(doc: &str, spans: &[Span]) -> Result<(), String> {
     let mut covered_to = 0;
     for span in spans {
         if span.start < covered_to || span.end <= span.start || span.end > doc.len() {
-            return Err(format!(
-                "{span:?} is out of order, empty or past the end ({covered_to})"
-            ));
+            return Err(format!("{span:?} is out of order, empty or past the end ({covered_to})"));
         }
         if !doc.is_char_boundary(span.start) || !doc.is_char_boundary(span.end) {
             return Err(format!("{span:?} is not on char boundaries"));
@@ -259,14 +257,7 @@ fn list_items() {
 fn spans_point_into_the_document() {
     let doc = "  Hi there.\n\n- Next. 你好。";
     let spans = split_sentences(doc);
-    assert_eq!(
-        spans,
-        vec![
-            Span { start: 2, end: 11 },
-            Span { start: 13, end: 20 },
-            Span { start: 21, end: 30 },
-        ]
-    );
+    assert_eq!(spans, vec![Span { start: 2, end: 11 }, Span { start: 13, end: 20 }, Span { start: 21, end: 30 },]);
 }
 
 /// Byte offsets where each line starts, with `\r\n`, `\n` and a lone `\r` as line breaks.
@@ -296,20 +287,14 @@ fn check_structure(doc: &str, spans: &[Span]) -> Result<(), String> {
         let block = starts_block(line);
         let crossing = spans.iter().find(|s| s.start < start && start < s.end);
         if let (Some(span), true) = (crossing, line.trim().is_empty() || block.is_some()) {
-            return Err(format!(
-                "{:?} runs across or into the line {line:?}",
-                span.text(doc)
-            ));
+            return Err(format!("{:?} runs across or into the line {line:?}", span.text(doc)));
         }
         if block.is_some() {
             block_starts.push(marker);
         }
         match block {
             Some(true) => {
-                let whole_line = Span {
-                    start: marker,
-                    end: start + line.trim_end().len(),
-                };
+                let whole_line = Span { start: marker, end: start + line.trim_end().len() };
                 if !spans.contains(&whole_line) {
                     return Err(format!("heading {line:?} is not a unit of its own"));
                 }
@@ -330,9 +315,7 @@ fn check_structure(doc: &str, spans: &[Span]) -> Result<(), String> {
     }
     for pair in spans.windows(2) {
         let (before, after) = (pair[0].text(doc), pair[1]);
-        let gap = doc[pair[0].end..after.start]
-            .replace("\r\n", "\n")
-            .replace('\r', "\n");
+        let gap = doc[pair[0].end..after.start].replace("\r\n", "\n").replace('\r', "\n");
         let ends_sentence = before.trim_end_matches(is_closer).ends_with(is_terminator);
         let blank_line = gap.split('\n').count() > 2;
         let reason = ends_sentence
@@ -340,10 +323,7 @@ fn check_structure(doc: &str, spans: &[Span]) -> Result<(), String> {
             || heading_starts.contains(&pair[0].start)
             || block_starts.contains(&after.start);
         if !reason {
-            return Err(format!(
-                "no reason to end {before:?} before {:?}",
-                after.text(doc)
-            ));
+            return Err(format!("no reason to end {before:?} before {:?}", after.text(doc)));
         }
     }
     Ok(())
@@ -354,9 +334,7 @@ fn starts_block(line: &str) -> Option<bool> {
     let line = line.trim_start();
     let hashes = line.len() - line.trim_start_matches('#').len();
     let after_hashes = &line[hashes..];
-    if (1..=6).contains(&hashes)
-        && (after_hashes.is_empty() || after_hashes.starts_with([' ', '\t']))
-    {
+    if (1..=6).contains(&hashes) && (after_hashes.is_empty() || after_hashes.starts_with([' ', '\t'])) {
         return Some(true);
     }
     let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
@@ -365,9 +343,7 @@ fn starts_block(line: &str) -> Option<bool> {
         1..=9 => line[digits..].strip_prefix(['.', ')']),
         _ => None,
     };
-    marker
-        .filter(|rest| rest.starts_with([' ', '\t']))
-        .map(|_| false)
+    marker.filter(|rest| rest.starts_with([' ', '\t'])).map(|_| false)
 }
 
 /// Pieces that exercise every rule when strung together at random.
@@ -382,8 +358,8 @@ const FRAGMENTS: &[&str] = &[
 
 /// Characters that make punctuation, markers and line breaks dense.
 const CHARS: &[char] = &[
-    'a', 'A', 'z', '.', '.', '!', '?', ' ', ' ', '\n', '\r', '\t', '#', '-', '*', '1', '(', ')',
-    '"', '”', '。', '？', '।', '॥', '…', '你', 'é', '\u{301}', '🎉', '\u{3000}', '\u{a0}',
+    'a', 'A', 'z', '.', '.', '!', '?', ' ', ' ', '\n', '\r', '\t', '#', '-', '*', '1', '(', ')', '"', '”', '。', '？',
+    '।', '॥', '…', '你', 'é', '\u{301}', '🎉', '\u{3000}', '\u{a0}',
 ];
 
 fn check_all(doc: &str) -> Result<(), TestCaseError> {

@@ -278,7 +278,8 @@ mod tests {
 
     #[test]
     fn estimated_tokens_counts_runs_symbols_and_ideographs() {
-        let cases = [("", 0), ("a", 1), ("abcd", 1), ("abcde", 2), ("hello, world!", 6), ("中文", 2), ("  \n", 0), ("3.14", 3)];
+        let cases =
+            [("", 0), ("a", 1), ("abcd", 1), ("abcde", 2), ("hello, world!", 6), ("中文", 2), ("  \n", 0), ("3.14", 3)];
         for (text, want) in cases {
             assert_eq!(EstimatedTokens.count_tokens(text), want, "{text:?}");
         }
@@ -362,6 +363,11 @@ mod tests {
         assert_eq!(pieces, 200_000 / 40);
         // Each piece reads a bounded window (16 characters per token of the cap, and the
         // bisection's prefixes of it), so the bytes read grow with the word, not its square.
-        assert!(counter.0.get() < 2_000 * word.len() / 40, "{} bytes tokenized for a {} byte word", counter.0.get(), word.len());
+        assert!(
+            counter.0.get() < 2_000 * word.len() / 40,
+            "{} bytes tokenized for a {} byte word",
+            counter.0.get(),
+            word.len()
+        );
     }
 }

@@ -70,8 +70,6 @@ fn main() {
     }
 }
 
-
-
 /// Deterministic sentences of about 5–30 words (15 on average) drawn from a small vocabulary with a linear
 /// congruential generator, so runs are comparable.
 fn generate_sentences(count: usize) -> Vec<String> {
@@ -123,18 +121,12 @@ fn generate_sentences(count: usize) -> Vec<String> {
     ];
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = |bound: usize| {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         ((state >> 33) as usize) % bound
     };
     (0..count)
         .map(|_| {
-            let mut sentence = format!(
-                "{} {}",
-                SUBJECTS[next(SUBJECTS.len())],
-                VERBS[next(VERBS.len())]
-            );
+            let mut sentence = format!("{} {}", SUBJECTS[next(SUBJECTS.len())], VERBS[next(VERBS.len())]);
             for _ in 0..2 + next(11) {
                 sentence.push(' ');
                 sentence.push_str(WORDS[next(WORDS.len())]);

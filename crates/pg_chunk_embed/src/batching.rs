@@ -33,8 +33,8 @@ pub(crate) fn length_sorted_batches(token_lengths: &[usize], batch_size: usize) 
     let batch_size = batch_size.max(1);
     let mut order: Vec<usize> = (0..token_lengths.len()).collect();
     order.sort_by_key(|&index| token_lengths[index]); // stable
-    // cheapest[j]: the least cost of the first j sorted inputs; start[j]: where its last batch
-    // begins. A batch's padded width is the length of its last (longest) input.
+                                                      // cheapest[j]: the least cost of the first j sorted inputs; start[j]: where its last batch
+                                                      // begins. A batch's padded width is the length of its last (longest) input.
     let mut cheapest = vec![0u64; order.len() + 1];
     let mut start = vec![0usize; order.len() + 1];
     for end in 1..=order.len() {
@@ -77,16 +77,10 @@ pub(crate) fn pad_batch(rows: &[(&[u32], &[u32])], pad_id: u32) -> PaddedBatch {
     for (ids, type_ids) in rows {
         let padding = columns - ids.len();
         batch.ids.extend(ids.iter().map(|&id| i64::from(id)));
-        batch
-            .ids
-            .extend(std::iter::repeat_n(i64::from(pad_id), padding));
-        batch
-            .attention_mask
-            .extend(std::iter::repeat_n(1, ids.len()));
+        batch.ids.extend(std::iter::repeat_n(i64::from(pad_id), padding));
+        batch.attention_mask.extend(std::iter::repeat_n(1, ids.len()));
         batch.attention_mask.extend(std::iter::repeat_n(0, padding));
-        batch
-            .type_ids
-            .extend(type_ids.iter().map(|&id| i64::from(id)));
+        batch.type_ids.extend(type_ids.iter().map(|&id| i64::from(id)));
         batch.type_ids.extend(std::iter::repeat_n(0, padding));
     }
     batch
@@ -115,13 +109,8 @@ mod tests {
             let batches = length_sorted_batches(lengths, batch_size);
             let mut seen: Vec<usize> = batches.iter().flatten().copied().collect();
             let flat = seen.clone();
-            assert!(
-                flat.windows(2).all(|w| lengths[w[0]] <= lengths[w[1]]),
-                "{lengths:?}"
-            );
-            assert!(batches
-                .iter()
-                .all(|b| !b.is_empty() && b.len() <= batch_size.max(1)));
+            assert!(flat.windows(2).all(|w| lengths[w[0]] <= lengths[w[1]]), "{lengths:?}");
+            assert!(batches.iter().all(|b| !b.is_empty() && b.len() <= batch_size.max(1)));
             seen.sort_unstable();
             assert_eq!(seen, (0..lengths.len()).collect::<Vec<_>>(), "{lengths:?}");
         }
@@ -129,17 +118,11 @@ mod tests {
 
     #[test]
     fn ties_keep_input_order() {
-        assert_eq!(
-            length_sorted_batches(&[2, 1, 2, 1], 2),
-            vec![vec![1, 3], vec![0, 2]]
-        );
+        assert_eq!(length_sorted_batches(&[2, 1, 2, 1], 2), vec![vec![1, 3], vec![0, 2]]);
     }
 
     fn total_cost(lengths: &[usize], batches: &[Vec<usize>]) -> u64 {
-        batches
-            .iter()
-            .map(|batch| batch_cost(batch.len(), batch.iter().map(|&i| lengths[i]).max().unwrap_or(0)))
-            .sum()
+        batches.iter().map(|batch| batch_cost(batch.len(), batch.iter().map(|&i| lengths[i]).max().unwrap_or(0))).sum()
     }
 
     #[test]
@@ -205,10 +188,7 @@ mod tests {
                 place_row(&mut output, 2, index, &[value, -value]);
             }
         }
-        let expected: Vec<f32> = lengths
-            .iter()
-            .flat_map(|&l| [l as f32, -(l as f32)])
-            .collect();
+        let expected: Vec<f32> = lengths.iter().flat_map(|&l| [l as f32, -(l as f32)]).collect();
         assert_eq!(output, expected);
     }
 
@@ -231,7 +211,11 @@ mod tests {
             assert_eq!(seen, (0..lengths.len()).collect::<Vec<_>>());
             for batch in &batches {
                 let width = batch.iter().map(|&i| lengths[i]).max().unwrap();
-                assert!(batch.len() * width <= MAX_RUN_POSITIONS, "batch size {batch_size}: {} rows of {width}", batch.len());
+                assert!(
+                    batch.len() * width <= MAX_RUN_POSITIONS,
+                    "batch size {batch_size}: {} rows of {width}",
+                    batch.len()
+                );
             }
         }
         // Short inputs still fill a large batch.

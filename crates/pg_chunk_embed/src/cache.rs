@@ -62,11 +62,7 @@ impl EmbeddingCache {
         let (model_key, text_key) = (model_key.clone(), text_key.clone());
         self.compact_if_stale();
         let stamp = self.take_stamp();
-        self.recency.push_back(Use {
-            model: model_key,
-            text: text_key,
-            stamp,
-        });
+        self.recency.push_back(Use { model: model_key, text: text_key, stamp });
         let entry = self.models.get_mut(model)?.get_mut(text)?;
         entry.stamp = stamp;
         Some(&entry.vector)
@@ -90,15 +86,8 @@ impl EmbeddingCache {
         };
         let text_key: Arc<str> = Arc::from(text);
         let stamp = self.take_stamp();
-        self.recency.push_back(Use {
-            model: model_key.clone(),
-            text: text_key.clone(),
-            stamp,
-        });
-        self.models
-            .entry(model_key)
-            .or_default()
-            .insert(text_key, CachedVector { vector, stamp });
+        self.recency.push_back(Use { model: model_key.clone(), text: text_key.clone(), stamp });
+        self.models.entry(model_key).or_default().insert(text_key, CachedVector { vector, stamp });
         self.bytes += cost;
         self.len += 1;
     }
@@ -179,10 +168,7 @@ impl EmbeddingCache {
             return;
         }
         let recency = std::mem::take(&mut self.recency);
-        self.recency = recency
-            .into_iter()
-            .filter(|recorded| self.is_live(recorded))
-            .collect();
+        self.recency = recency.into_iter().filter(|recorded| self.is_live(recorded)).collect();
     }
 }
 
@@ -236,19 +222,11 @@ mod tests {
             if i % 4 == 0 {
                 cache.get("m1", &"x".repeat(i % 5));
             }
-            assert!(
-                cache.bytes() <= capacity,
-                "{} > {capacity} after {i}",
-                cache.bytes()
-            );
+            assert!(cache.bytes() <= capacity, "{} > {capacity} after {i}", cache.bytes());
             let counted: usize = cache
                 .models
                 .values()
-                .flat_map(|texts| {
-                    texts
-                        .iter()
-                        .map(|(text, entry)| entry_bytes(text, entry.vector.len()))
-                })
+                .flat_map(|texts| texts.iter().map(|(text, entry)| entry_bytes(text, entry.vector.len())))
                 .sum();
             assert_eq!(counted, cache.bytes());
             assert!(cache.recency.len() <= 2 * cache.len() + 17);

@@ -24,9 +24,7 @@ pub enum EmbedError {
     InvalidModel(String),
 
     /// The registered dimension disagrees with what the model produces.
-    #[error(
-        "model produces {found}-dimensional vectors but is registered with dimension {expected}"
-    )]
+    #[error("model produces {found}-dimensional vectors but is registered with dimension {expected}")]
     DimensionMismatch { expected: usize, found: usize },
 }
 
@@ -48,9 +46,6 @@ pub(crate) fn require_file(path: &std::path::Path, what: &'static str) -> Result
     if path.is_file() {
         Ok(())
     } else {
-        Err(EmbedError::MissingFile {
-            path: path.to_path_buf(),
-            what,
-        })
+        Err(EmbedError::MissingFile { path: path.to_path_buf(), what })
     }
 }

@@ -18,9 +18,9 @@ mod runtime;
 mod safetensors;
 mod static_model;
 mod tokenize;
+mod transformer;
 mod unigram;
 mod word_cache;
-mod transformer;
 
 use std::path::PathBuf;
 
@@ -148,26 +148,15 @@ pub trait SentenceModel {
 
 /// Loads a model. Static models never touch ONNX Runtime; the first transformer loaded in a
 /// process loads ONNX Runtime from `runtime.library_path`.
-pub fn load_model(
-    spec: &ModelSpec,
-    runtime: &RuntimeOptions,
-) -> Result<Box<dyn SentenceModel>, EmbedError> {
+pub fn load_model(spec: &ModelSpec, runtime: &RuntimeOptions) -> Result<Box<dyn SentenceModel>, EmbedError> {
     if spec.dimension == 0 {
-        return Err(EmbedError::InvalidModel(format!(
-            "model {}: dimension must be > 0",
-            spec.name
-        )));
+        return Err(EmbedError::InvalidModel(format!("model {}: dimension must be > 0", spec.name)));
     }
     if spec.max_tokens == 0 {
-        return Err(EmbedError::InvalidModel(format!(
-            "model {}: max_tokens must be > 0",
-            spec.name
-        )));
+        return Err(EmbedError::InvalidModel(format!("model {}: max_tokens must be > 0", spec.name)));
     }
     match spec.kind {
-        ModelKind::Transformer => Ok(Box::new(transformer::TransformerModel::load(
-            spec, runtime,
-        )?)),
+        ModelKind::Transformer => Ok(Box::new(transformer::TransformerModel::load(spec, runtime)?)),
         ModelKind::Static => Ok(Box::new(static_model::StaticModel::load(spec)?)),
     }
 }

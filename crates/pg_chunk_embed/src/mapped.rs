@@ -29,14 +29,7 @@ impl MappedFile {
         }
         // SAFETY: a fresh read-only private mapping of an open file, checked for failure.
         let address = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                length,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                file.as_raw_fd(),
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), length, libc::PROT_READ, libc::MAP_PRIVATE, file.as_raw_fd(), 0)
         };
         if address == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
@@ -71,14 +64,8 @@ mod tests {
         std::fs::write(&path, b"0123456789").unwrap();
         assert_eq!(MappedFile::open(&path).unwrap().bytes(), b"0123456789");
         std::fs::write(&path, b"").unwrap();
-        assert_eq!(
-            MappedFile::open(&path).err().unwrap().kind(),
-            io::ErrorKind::InvalidData
-        );
-        assert_eq!(
-            MappedFile::open(&dir.join("none")).err().unwrap().kind(),
-            io::ErrorKind::NotFound
-        );
+        assert_eq!(MappedFile::open(&path).err().unwrap().kind(), io::ErrorKind::InvalidData);
+        assert_eq!(MappedFile::open(&dir.join("none")).err().unwrap().kind(), io::ErrorKind::NotFound);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

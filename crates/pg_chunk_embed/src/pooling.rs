@@ -4,11 +4,7 @@
 /// Mean of the token vectors whose attention mask is 1 — [CLS] and [SEP] included, padding
 /// excluded. `token_vectors` is one text's `tokens × dimension` block, `attention_mask` its mask.
 /// Mirrors sentence-transformers' `Pooling` mean mode: sum(x·mask) / clamp(sum(mask), 1e-9).
-pub(crate) fn mean_pool(
-    token_vectors: &[f32],
-    attention_mask: &[i64],
-    dimension: usize,
-) -> Vec<f32> {
+pub(crate) fn mean_pool(token_vectors: &[f32], attention_mask: &[i64], dimension: usize) -> Vec<f32> {
     let mut sum = vec![0.0f32; dimension];
     let mut count = 0.0f32;
     for (token, &mask) in token_vectors.chunks_exact(dimension).zip(attention_mask) {
@@ -36,11 +32,7 @@ pub(crate) fn cls_pool(token_vectors: &[f32], dimension: usize) -> Vec<f32> {
 /// Scales `vector` to unit length, as `torch.nn.functional.normalize(p=2, eps=1e-12)`: a zero
 /// vector stays zero instead of becoming NaN.
 pub(crate) fn l2_normalize(vector: &mut [f32]) {
-    let norm = vector
-        .iter()
-        .map(|&value| value * value)
-        .sum::<f32>()
-        .sqrt();
+    let norm = vector.iter().map(|&value| value * value).sum::<f32>().sqrt();
     let divisor = norm.max(1e-12);
     for value in vector {
         *value /= divisor;
@@ -60,10 +52,7 @@ mod tests {
         // three tokens of dimension 2, the last one padding
         let tokens = [1.0, 2.0, 3.0, 6.0, 100.0, 100.0];
         assert!(close(&mean_pool(&tokens, &[1, 1, 0], 2), &[2.0, 4.0]));
-        assert!(close(
-            &mean_pool(&tokens, &[1, 1, 1], 2),
-            &[104.0 / 3.0, 36.0]
-        ));
+        assert!(close(&mean_pool(&tokens, &[1, 1, 1], 2), &[104.0 / 3.0, 36.0]));
         assert!(close(&mean_pool(&tokens, &[1, 0, 0], 2), &[1.0, 2.0]));
     }
 
@@ -80,21 +69,14 @@ mod tests {
 
     #[test]
     fn normalize_gives_unit_length_and_keeps_zero() {
-        for input in [
-            vec![3.0, 4.0],
-            vec![-1.0, 0.0, 0.0],
-            vec![1e-3, 1e-3, 1e-3, 1e-3],
-        ] {
+        for input in [vec![3.0, 4.0], vec![-1.0, 0.0, 0.0], vec![1e-3, 1e-3, 1e-3, 1e-3]] {
             let mut vector = input.clone();
             l2_normalize(&mut vector);
             let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
             assert!((norm - 1.0).abs() < 1e-6, "{input:?} → {vector:?}");
             // direction kept
             let ratio = vector[0] / input[0];
-            assert!(vector
-                .iter()
-                .zip(&input)
-                .all(|(v, i)| (v - i * ratio).abs() < 1e-6));
+            assert!(vector.iter().zip(&input).all(|(v, i)| (v - i * ratio).abs() < 1e-6));
         }
         let mut zero = vec![0.0f32; 3];
         l2_normalize(&mut zero);

@@ -57,16 +57,11 @@ pub(crate) fn environment(library_path: &Path) -> Result<Environment, EmbedError
     // Keep our handle open until ort holds its own, so the library is not unloaded in between.
     let (_library, version) = open_and_read_version(library_path)?;
     check_version(&version)?;
-    let builder = ort::init_from(library_path).map_err(|error| {
-        EmbedError::Runtime(format!("cannot load {}: {error}", library_path.display()))
-    })?;
-    let environment =
-        with_signals_blocked(|| builder.with_name("pg_chunk").with_telemetry(false).build())?;
-    *loaded = Some(LoadedRuntime {
-        library_path: library_path.to_path_buf(),
-        version,
-        environment: environment.clone(),
-    });
+    let builder = ort::init_from(library_path)
+        .map_err(|error| EmbedError::Runtime(format!("cannot load {}: {error}", library_path.display())))?;
+    let environment = with_signals_blocked(|| builder.with_name("pg_chunk").with_telemetry(false).build())?;
+    *loaded =
+        Some(LoadedRuntime { library_path: library_path.to_path_buf(), version, environment: environment.clone() });
     Ok(environment)
 }
 
@@ -96,9 +91,7 @@ impl SignalMaskGuard {
             let mut previous: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
             let blocked = libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut previous) == 0;
-            SignalMaskGuard {
-                previous: blocked.then_some(previous),
-            }
+            SignalMaskGuard { previous: blocked.then_some(previous) }
         }
     }
 }
@@ -125,10 +118,7 @@ pub(crate) fn check_version(found: &str) -> Result<(), EmbedError> {
     if compatible {
         Ok(())
     } else {
-        Err(EmbedError::IncompatibleRuntime {
-            found: found.to_string(),
-            required: required_runtime_version(),
-        })
+        Err(EmbedError::IncompatibleRuntime { found: found.to_string(), required: required_runtime_version() })
     }
 }
 
@@ -136,20 +126,15 @@ fn open_and_read_version(library_path: &Path) -> Result<(libloading::Library, St
     require_file(library_path, "ONNX Runtime library")?;
     // SAFETY: loading a library runs its initialisers; the path comes from a superuser-only
     // setting that is meant to name ONNX Runtime.
-    let library = unsafe { libloading::Library::new(library_path) }.map_err(|error| {
-        EmbedError::Runtime(format!("cannot load {}: {error}", library_path.display()))
-    })?;
+    let library = unsafe { libloading::Library::new(library_path) }
+        .map_err(|error| EmbedError::Runtime(format!("cannot load {}: {error}", library_path.display())))?;
     let not_onnxruntime = || {
-        EmbedError::Runtime(format!(
-            "{} is not ONNX Runtime: it has no usable OrtGetApiBase",
-            library_path.display()
-        ))
+        EmbedError::Runtime(format!("{} is not ONNX Runtime: it has no usable OrtGetApiBase", library_path.display()))
     };
     // SAFETY: the signature is ONNX Runtime's C API entry point, declared by ort-sys.
-    let get_api_base = unsafe {
-        library.get::<unsafe extern "system" fn() -> *const ort::sys::OrtApiBase>(b"OrtGetApiBase")
-    }
-    .map_err(|_| not_onnxruntime())?;
+    let get_api_base =
+        unsafe { library.get::<unsafe extern "system" fn() -> *const ort::sys::OrtApiBase>(b"OrtGetApiBase") }
+            .map_err(|_| not_onnxruntime())?;
     // SAFETY: OrtGetApiBase takes no arguments and returns a pointer to a static struct.
     let api_base = unsafe { get_api_base() };
     if api_base.is_null() {
@@ -162,9 +147,7 @@ fn open_and_read_version(library_path: &Path) -> Result<(libloading::Library, St
         return Err(not_onnxruntime());
     }
     // SAFETY: non-null, NUL-terminated, static for the life of the library, copied before return.
-    let version = unsafe { CStr::from_ptr(version_ptr) }
-        .to_string_lossy()
-        .into_owned();
+    let version = unsafe { CStr::from_ptr(version_ptr) }.to_string_lossy().into_owned();
     Ok((library, version))
 }
 
@@ -197,10 +180,7 @@ mod tests {
                     assert_eq!(found, version);
                     assert_eq!(required, required_runtime_version());
                     let message = EmbedError::IncompatibleRuntime { found, required }.to_string();
-                    assert!(
-                        message.contains(version) && message.contains("1."),
-                        "{message}"
-                    );
+                    assert!(message.contains(version) && message.contains("1."), "{message}");
                 }
                 other => panic!("{version:?}: expected IncompatibleRuntime, got {other:?}"),
             }
@@ -212,22 +192,14 @@ mod tests {
     fn signals_are_blocked_inside_and_restored_after() {
         fn blocked_mask() -> String {
             let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("SigBlk:"))
-                .unwrap()
-                .trim()
-                .to_string()
+            status.lines().find_map(|line| line.strip_prefix("SigBlk:")).unwrap().trim().to_string()
         }
         let before = blocked_mask();
         let inside = with_signals_blocked(blocked_mask);
         assert_ne!(inside, before);
         // SIGINT (2) and SIGTERM (15) are blocked inside
         let bits = u64::from_str_radix(&inside, 16).unwrap();
-        assert!(
-            bits & (1 << (2 - 1)) != 0 && bits & (1 << (15 - 1)) != 0,
-            "{inside}"
-        );
+        assert!(bits & (1 << (2 - 1)) != 0 && bits & (1 << (15 - 1)) != 0, "{inside}");
         assert_eq!(blocked_mask(), before);
     }
 
@@ -242,8 +214,7 @@ mod tests {
 
     #[test]
     fn a_file_that_is_not_a_library_is_a_runtime_error() {
-        let path =
-            std::env::temp_dir().join(format!("pg_chunk_embed_not_a_lib_{}", std::process::id()));
+        let path = std::env::temp_dir().join(format!("pg_chunk_embed_not_a_lib_{}", std::process::id()));
         std::fs::write(&path, b"not an ELF file").unwrap();
         let result = onnxruntime_version(&path);
         std::fs::remove_file(&path).unwrap();

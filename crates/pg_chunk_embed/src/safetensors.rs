@@ -55,8 +55,7 @@ impl EmbeddingTable {
     }
 
     pub fn row(&self, id: usize) -> Option<&[f32]> {
-        self.values()
-            .get(id * self.dimension..(id + 1) * self.dimension)
+        self.values().get(id * self.dimension..(id + 1) * self.dimension)
     }
 
     #[cfg(test)]
@@ -77,10 +76,7 @@ struct TensorEntry {
 /// `source` names the file in errors. Files with further tensors — newer model2vec formats add
 /// per-token `weights` or a vocabulary `mapping` — are refused rather than half-read, because
 /// ignoring those tensors would give wrong vectors without any sign.
-pub(crate) fn read_embedding_table(
-    file: FileBytes,
-    source: &str,
-) -> Result<EmbeddingTable, EmbedError> {
+pub(crate) fn read_embedding_table(file: FileBytes, source: &str) -> Result<EmbeddingTable, EmbedError> {
     let invalid = |why: String| EmbedError::InvalidModel(format!("{source}: {why}"));
     let length_bytes: [u8; 8] = file
         .get(..8)
@@ -93,16 +89,13 @@ pub(crate) fn read_embedding_table(
     let data = &file[8 + header_length..];
     let header: Value = serde_json::from_slice(&file[8..8 + header_length])
         .map_err(|error| invalid(format!("header is not JSON: {error}")))?;
-    let header = header
-        .as_object()
-        .ok_or_else(|| invalid("header is not a JSON object".into()))?;
+    let header = header.as_object().ok_or_else(|| invalid("header is not a JSON object".into()))?;
 
     let tensors = header
         .iter()
         .filter(|(name, _)| name.as_str() != "__metadata__")
         .map(|(name, entry)| {
-            parse_entry(name, entry)
-                .ok_or_else(|| invalid(format!("malformed entry for tensor {name}")))
+            parse_entry(name, entry).ok_or_else(|| invalid(format!("malformed entry for tensor {name}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
 
@@ -113,44 +106,23 @@ pub(crate) fn read_embedding_table(
             match (two_dimensional.next(), two_dimensional.next()) {
                 (Some(table), None) => table,
                 (None, _) => return Err(invalid("no 2-D tensor (embedding table) found".into())),
-                (Some(_), Some(_)) => {
-                    return Err(invalid(
-                        "several 2-D tensors and none named \"embeddings\"".into(),
-                    ))
-                }
+                (Some(_), Some(_)) => return Err(invalid("several 2-D tensors and none named \"embeddings\"".into())),
             }
         }
     };
-    let others: Vec<&str> = tensors
-        .iter()
-        .filter(|tensor| tensor.name != table.name)
-        .map(|tensor| tensor.name.as_str())
-        .collect();
+    let others: Vec<&str> =
+        tensors.iter().filter(|tensor| tensor.name != table.name).map(|tensor| tensor.name.as_str()).collect();
     if !others.is_empty() {
-        return Err(invalid(format!(
-            "unsupported tensors {others:?} besides the embedding table {:?}",
-            table.name
-        )));
+        return Err(invalid(format!("unsupported tensors {others:?} besides the embedding table {:?}", table.name)));
     }
     if table.dtype != "F32" {
-        return Err(invalid(format!(
-            "tensor {} has dtype {}; only F32 is supported",
-            table.name, table.dtype
-        )));
+        return Err(invalid(format!("tensor {} has dtype {}; only F32 is supported", table.name, table.dtype)));
     }
     let [rows, dimension] = table.shape[..] else {
-        return Err(invalid(format!(
-            "tensor {} has shape {:?}; expected 2-D",
-            table.name, table.shape
-        )));
+        return Err(invalid(format!("tensor {} has shape {:?}; expected 2-D", table.name, table.shape)));
     };
-    let expected_bytes = rows
-        .checked_mul(dimension)
-        .and_then(|count| count.checked_mul(4));
-    if table.end < table.start
-        || Some(table.end - table.start) != expected_bytes
-        || table.end > data.len()
-    {
+    let expected_bytes = rows.checked_mul(dimension).and_then(|count| count.checked_mul(4));
+    if table.end < table.start || Some(table.end - table.start) != expected_bytes || table.end > data.len() {
         return Err(invalid(format!(
             "tensor {} data_offsets [{}, {}] do not fit shape {:?} and a data section of {} bytes",
             table.name,
@@ -164,8 +136,8 @@ pub(crate) fn read_embedding_table(
         return Err(invalid(format!("tensor {} has dimension 0", table.name)));
     }
     let start = 8 + header_length + table.start;
-    let in_place = cfg!(target_endian = "little")
-        && (file.as_ptr() as usize + start).is_multiple_of(std::mem::align_of::<f32>());
+    let in_place =
+        cfg!(target_endian = "little") && (file.as_ptr() as usize + start).is_multiple_of(std::mem::align_of::<f32>());
     let values = if in_place {
         Values::InFile { file, start }
     } else {
@@ -176,11 +148,7 @@ pub(crate) fn read_embedding_table(
                 .collect(),
         )
     };
-    Ok(EmbeddingTable {
-        rows,
-        dimension,
-        values,
-    })
+    Ok(EmbeddingTable { rows, dimension, values })
 }
 
 fn parse_entry(name: &str, entry: &Value) -> Option<TensorEntry> {
@@ -192,19 +160,8 @@ fn parse_entry(name: &str, entry: &Value) -> Option<TensorEntry> {
         .map(|size| size.as_u64().and_then(|size| usize::try_from(size).ok()))
         .collect::<Option<Vec<_>>>()?;
     let offsets = entry.get("data_offsets")?.as_array()?;
-    let offset = |index: usize| {
-        offsets
-            .get(index)?
-            .as_u64()
-            .and_then(|o| usize::try_from(o).ok())
-    };
-    Some(TensorEntry {
-        name: name.to_string(),
-        dtype,
-        shape,
-        start: offset(0)?,
-        end: offset(1)?,
-    })
+    let offset = |index: usize| offsets.get(index)?.as_u64().and_then(|o| usize::try_from(o).ok());
+    Some(TensorEntry { name: name.to_string(), dtype, shape, start: offset(0)?, end: offset(1)? })
 }
 
 #[cfg(test)]
@@ -233,7 +190,8 @@ mod tests {
     #[test]
     fn reads_the_embeddings_tensor() {
         let data = f32_bytes(&[1.0, 2.0, 3.0, 4.0, 5.0, -6.5]);
-        let header = r#"{"__metadata__":{"format":"pt"},"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}"#;
+        let header =
+            r#"{"__metadata__":{"format":"pt"},"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}"#;
         let table = read_embedding_table(FileBytes::Read(file(header, &data)), "t").unwrap();
         assert_eq!((table.rows, table.dimension), (3, 2));
         assert_eq!(table.row(2), Some(&[5.0, -6.5][..]));
@@ -253,7 +211,8 @@ mod tests {
         let data = f32_bytes(&[1.0, 2.0, 3.0, 4.0]);
         for pad in 0..4 {
             // The header's length moves the data section by a byte at a time.
-            let header = format!(r#"{{"embeddings":{{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}}}{}"#, " ".repeat(pad));
+            let header =
+                format!(r#"{{"embeddings":{{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}}}{}"#, " ".repeat(pad));
             let bytes = file(&header, &data);
             let aligned = (bytes.as_ptr() as usize + 8 + header.len()) % 4 == 0;
             let table = read_embedding_table(FileBytes::Read(bytes), "t").unwrap();
@@ -279,38 +238,11 @@ mod tests {
             ),
             (file("not json", &[]), "not JSON"),
             (file("{}", &[]), "no 2-D tensor"),
-            (
-                file(
-                    r#"{"embeddings":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]}}"#,
-                    &data,
-                ),
-                "dtype F16",
-            ),
-            (
-                file(
-                    r#"{"embeddings":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#,
-                    &data,
-                ),
-                "expected 2-D",
-            ),
-            (
-                file(
-                    r#"{"embeddings":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}}"#,
-                    &data,
-                ),
-                "do not fit",
-            ),
-            (
-                file(
-                    r#"{"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}"#,
-                    &data,
-                ),
-                "do not fit",
-            ),
-            (
-                file(r#"{"embeddings":{"dtype":"F32","shape":[2,2]}}"#, &data),
-                "malformed",
-            ),
+            (file(r#"{"embeddings":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]}}"#, &data), "dtype F16"),
+            (file(r#"{"embeddings":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}"#, &data), "expected 2-D"),
+            (file(r#"{"embeddings":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}}"#, &data), "do not fit"),
+            (file(r#"{"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}"#, &data), "do not fit"),
+            (file(r#"{"embeddings":{"dtype":"F32","shape":[2,2]}}"#, &data), "malformed"),
             (
                 file(
                     r#"{"a":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1,2],"data_offsets":[8,16]}}"#,
@@ -328,10 +260,7 @@ mod tests {
         ];
         for (bytes, expected) in cases {
             let message = error_of(&bytes);
-            assert!(
-                message.contains(expected) && message.contains("test.safetensors"),
-                "{expected}: {message}"
-            );
+            assert!(message.contains(expected) && message.contains("test.safetensors"), "{expected}: {message}");
         }
     }
 }

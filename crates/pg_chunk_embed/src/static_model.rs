@@ -7,8 +7,8 @@
 use tokenizers::models::ModelWrapper;
 
 use crate::error::{require_file, EmbedError};
-use crate::pooling::l2_normalize;
 use crate::mapped::MappedFile;
+use crate::pooling::l2_normalize;
 use crate::safetensors::{read_embedding_table, EmbeddingTable, FileBytes};
 use crate::tokenize::{load_plain_tokenizer, with_prefix, Tokenizer};
 use crate::unigram::TokenizerModel;
@@ -28,21 +28,11 @@ impl StaticModel {
         require_file(&spec.model_file, "model file")?;
         let (tokenizer, _pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
         // Mapped, not read: the table is the page cache's, one copy for every backend.
-        let file = MappedFile::open(&spec.model_file).map_err(|error| {
-            EmbedError::InvalidModel(format!(
-                "cannot read {}: {error}",
-                spec.model_file.display()
-            ))
-        })?;
-        let table = read_embedding_table(
-            FileBytes::Mapped(file),
-            &spec.model_file.display().to_string(),
-        )?;
+        let file = MappedFile::open(&spec.model_file)
+            .map_err(|error| EmbedError::InvalidModel(format!("cannot read {}: {error}", spec.model_file.display())))?;
+        let table = read_embedding_table(FileBytes::Mapped(file), &spec.model_file.display().to_string())?;
         if table.dimension != spec.dimension {
-            return Err(EmbedError::DimensionMismatch {
-                expected: spec.dimension,
-                found: table.dimension,
-            });
+            return Err(EmbedError::DimensionMismatch { expected: spec.dimension, found: table.dimension });
         }
         let vocabulary = tokenizer.get_vocab_size(true);
         if vocabulary > table.rows {
@@ -53,14 +43,8 @@ impl StaticModel {
                 table.rows
             )));
         }
-        let unknown_token_id =
-            unknown_token(&tokenizer).and_then(|token| tokenizer.token_to_id(&token));
-        Ok(StaticModel {
-            spec: spec.clone(),
-            tokenizer: WordTokenizer::new(tokenizer),
-            table,
-            unknown_token_id,
-        })
+        let unknown_token_id = unknown_token(&tokenizer).and_then(|token| tokenizer.token_to_id(&token));
+        Ok(StaticModel { spec: spec.clone(), tokenizer: WordTokenizer::new(tokenizer), table, unknown_token_id })
     }
 
     /// One text's vector, written into `output`; returns whether the text was truncated.
@@ -121,26 +105,18 @@ impl SentenceModel for StaticModel {
         let prefix = self.spec.prefix(role).to_string();
         let mut vectors = vec![0.0f32; texts.len() * dimension];
         let mut truncated = 0;
-        for (batch_texts, batch_vectors) in texts
-            .chunks(batch_size.max(1))
-            .zip(vectors.chunks_mut(batch_size.max(1) * dimension))
+        for (batch_texts, batch_vectors) in
+            texts.chunks(batch_size.max(1)).zip(vectors.chunks_mut(batch_size.max(1) * dimension))
         {
             between_batches();
-            for (text, output) in batch_texts
-                .iter()
-                .zip(batch_vectors.chunks_exact_mut(dimension))
-            {
+            for (text, output) in batch_texts.iter().zip(batch_vectors.chunks_exact_mut(dimension)) {
                 let input = with_prefix(&prefix, text);
                 if self.embed_one(&input, output)? {
                     truncated += 1;
                 }
             }
         }
-        Ok(EmbedOutput {
-            dimension,
-            vectors,
-            truncated,
-        })
+        Ok(EmbedOutput { dimension, vectors, truncated })
     }
 
     fn count_tokens(&self, text: &str) -> usize {

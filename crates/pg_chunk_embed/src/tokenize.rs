@@ -15,13 +15,8 @@ use crate::unigram::TokenizerModel;
 
 /// A `tokenizer.json` as pg_chunk loads it: `tokenizers`' pipeline, with a Unigram vocabulary
 /// held compactly (unigram.rs).
-pub(crate) type Tokenizer = TokenizerImpl<
-    TokenizerModel,
-    NormalizerWrapper,
-    PreTokenizerWrapper,
-    PostProcessorWrapper,
-    DecoderWrapper,
->;
+pub(crate) type Tokenizer =
+    TokenizerImpl<TokenizerModel, NormalizerWrapper, PreTokenizerWrapper, PostProcessorWrapper, DecoderWrapper>;
 
 /// Loads `path` with the file's own padding and truncation removed; also returns the id to pad
 /// with (the file's padding id, else `[PAD]`, else 0 — masked positions do not change the
@@ -32,18 +27,14 @@ pub(crate) fn load_plain_tokenizer(path: &Path) -> Result<(Tokenizer, u32), Embe
     // internal use.
     tokenizers::utils::parallelism::set_parallelism(false);
     require_file(path, "tokenizer file")?;
-    let mut tokenizer = Tokenizer::from_file(path).map_err(|error| {
-        EmbedError::InvalidModel(format!("cannot read tokenizer {}: {error}", path.display()))
-    })?;
-    let pad_id = tokenizer
-        .get_padding()
-        .map(|padding| padding.pad_id)
-        .or_else(|| tokenizer.token_to_id("[PAD]"))
-        .unwrap_or(0);
+    let mut tokenizer = Tokenizer::from_file(path)
+        .map_err(|error| EmbedError::InvalidModel(format!("cannot read tokenizer {}: {error}", path.display())))?;
+    let pad_id =
+        tokenizer.get_padding().map(|padding| padding.pad_id).or_else(|| tokenizer.token_to_id("[PAD]")).unwrap_or(0);
     tokenizer.with_padding(None);
-    tokenizer.with_truncation(None).map_err(|error| {
-        EmbedError::InvalidModel(format!("tokenizer {}: {error}", path.display()))
-    })?;
+    tokenizer
+        .with_truncation(None)
+        .map_err(|error| EmbedError::InvalidModel(format!("tokenizer {}: {error}", path.display())))?;
     Ok((tokenizer, pad_id))
 }
 
@@ -51,15 +42,9 @@ pub(crate) fn load_plain_tokenizer(path: &Path) -> Result<(Tokenizer, u32), Embe
 /// end (what was cut is in `overflowing`). The same as a copy of `tokenizer` with right-hand
 /// truncation at `max_tokens` would give, without that copy: a tokenizer can be large (e5's
 /// 250,000-piece vocabulary takes about 280 MiB in `tokenizers`), and one per model is enough.
-pub(crate) fn encode_truncated(
-    tokenizer: &Tokenizer,
-    text: &str,
-    max_tokens: usize,
-) -> tokenizers::Result<Encoding> {
+pub(crate) fn encode_truncated(tokenizer: &Tokenizer, text: &str, max_tokens: usize) -> tokenizers::Result<Encoding> {
     let mut encoding = tokenizer.encode_fast(text, false)?;
-    let added = tokenizer
-        .get_post_processor()
-        .map_or(0, |processor| processor.added_tokens(false));
+    let added = tokenizer.get_post_processor().map_or(0, |processor| processor.added_tokens(false));
     let room = max_tokens.saturating_sub(added);
     if encoding.len() > room {
         encoding.truncate(room, 0, TruncationDirection::Right);

@@ -12,10 +12,8 @@ use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch};
 use crate::error::{require_file, EmbedError};
 use crate::mapped::MappedFile;
 use crate::pooling::{cls_pool, l2_normalize, mean_pool};
+use crate::tokenize::{encode_truncated, load_plain_tokenizer, tokenizing_error, with_prefix};
 use crate::word_cache::WordTokenizer;
-use crate::tokenize::{
-    encode_truncated, load_plain_tokenizer, tokenizing_error, with_prefix,
-};
 use crate::{runtime, EmbedOutput, ModelSpec, Pooling, Role, RuntimeOptions, SentenceModel};
 
 const INPUT_IDS: &str = "input_ids";
@@ -47,9 +45,8 @@ pub(crate) struct TransformerModel {
 /// names are looked for in the file's bytes: an ONNX file names each node's operator in plain
 /// text. The file is mapped, not read, so a graph with its weights inside costs no copy.
 fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> {
-    let file = MappedFile::open(model_file).map_err(|error| {
-        EmbedError::Runtime(format!("cannot read model {}: {error}", model_file.display()))
-    })?;
+    let file = MappedFile::open(model_file)
+        .map_err(|error| EmbedError::Runtime(format!("cannot read model {}: {error}", model_file.display())))?;
     Ok(memchr::memmem::find(file.bytes(), b"DynamicQuantize").is_some())
 }
 
@@ -80,18 +77,12 @@ pub fn optimize_transformer(library_path: &Path, model: &Path, output: &Path) ->
 }
 
 impl TransformerModel {
-    pub(crate) fn load(
-        spec: &ModelSpec,
-        runtime_options: &RuntimeOptions,
-    ) -> Result<Self, EmbedError> {
+    pub(crate) fn load(spec: &ModelSpec, runtime_options: &RuntimeOptions) -> Result<Self, EmbedError> {
         require_file(&spec.model_file, "model file")?;
         let (tokenizer, pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
         let environment = runtime::environment(&runtime_options.library_path)?;
-        let optimization = if spec.optimize_graph {
-            GraphOptimizationLevel::All
-        } else {
-            GraphOptimizationLevel::Disable
-        };
+        let optimization =
+            if spec.optimize_graph { GraphOptimizationLevel::All } else { GraphOptimizationLevel::Disable };
         let mut builder = Session::builder(&environment)?
             .with_optimization_level(optimization)?
             .with_intra_threads(runtime_options.threads.max(1))?
@@ -100,18 +91,12 @@ impl TransformerModel {
             .with_intra_op_spinning(false)?
             .with_inter_op_spinning(false)?;
         // The session starts its intra-op pool (when threads > 1) while committing.
-        let session = runtime::with_signals_blocked(|| builder.commit_from_file(&spec.model_file))
-            .map_err(|error| {
-                EmbedError::Runtime(format!(
-                    "cannot load model {}: {error}",
-                    spec.model_file.display()
-                ))
+        let session =
+            runtime::with_signals_blocked(|| builder.commit_from_file(&spec.model_file)).map_err(|error| {
+                EmbedError::Runtime(format!("cannot load model {}: {error}", spec.model_file.display()))
             })?;
         let feeds_token_type_ids = check_inputs(&session, &spec.model_file)?;
-        let output_name = spec
-            .output_name
-            .clone()
-            .unwrap_or_else(|| DEFAULT_OUTPUT.to_string());
+        let output_name = spec.output_name.clone().unwrap_or_else(|| DEFAULT_OUTPUT.to_string());
         check_output(&session, &spec.model_file, &output_name, spec.dimension)?;
         let one_text_per_run = quantizes_activations_per_run(&spec.model_file)?;
         Ok(TransformerModel {
@@ -134,44 +119,29 @@ impl TransformerModel {
         }
         let shape = [batch.rows as i64, batch.columns as i64];
         let mut inputs: Vec<(&str, SessionInputValue<'_>)> = vec![
-            (
-                INPUT_IDS,
-                TensorRef::from_array_view((shape, &batch.ids[..]))?.into(),
-            ),
-            (
-                ATTENTION_MASK,
-                TensorRef::from_array_view((shape, &batch.attention_mask[..]))?.into(),
-            ),
+            (INPUT_IDS, TensorRef::from_array_view((shape, &batch.ids[..]))?.into()),
+            (ATTENTION_MASK, TensorRef::from_array_view((shape, &batch.attention_mask[..]))?.into()),
         ];
         if self.feeds_token_type_ids {
-            inputs.push((
-                TOKEN_TYPE_IDS,
-                TensorRef::from_array_view((shape, &batch.type_ids[..]))?.into(),
-            ));
+            inputs.push((TOKEN_TYPE_IDS, TensorRef::from_array_view((shape, &batch.type_ids[..]))?.into()));
         }
         let outputs = self.session.run(inputs)?;
-        let output = outputs.get(&self.output_name).ok_or_else(|| {
-            EmbedError::Runtime(format!("the run returned no output {}", self.output_name))
-        })?;
+        let output = outputs
+            .get(&self.output_name)
+            .ok_or_else(|| EmbedError::Runtime(format!("the run returned no output {}", self.output_name)))?;
         let (output_shape, values) = output.try_extract_tensor::<f32>()?;
         let dimension = self.spec.dimension;
         let found_dimension = output_shape.last().copied().unwrap_or(0) as usize;
         if found_dimension != dimension {
-            return Err(EmbedError::DimensionMismatch {
-                expected: dimension,
-                found: found_dimension,
-            });
+            return Err(EmbedError::DimensionMismatch { expected: dimension, found: found_dimension });
         }
         let mut sentence_vectors = match output_shape[..] {
             // token vectors: pool them
-            [rows, tokens, _]
-                if rows as usize == batch.rows && tokens as usize == batch.columns =>
-            {
+            [rows, tokens, _] if rows as usize == batch.rows && tokens as usize == batch.columns => {
                 let block = batch.columns * dimension;
                 let mut pooled = Vec::with_capacity(batch.rows * dimension);
                 for (row, token_vectors) in values.chunks_exact(block).enumerate() {
-                    let mask =
-                        &batch.attention_mask[row * batch.columns..(row + 1) * batch.columns];
+                    let mask = &batch.attention_mask[row * batch.columns..(row + 1) * batch.columns];
                     pooled.extend(match self.spec.pooling {
                         Pooling::Mean => mean_pool(token_vectors, mask, dimension),
                         Pooling::Cls => cls_pool(token_vectors, dimension),
@@ -192,9 +162,7 @@ impl TransformerModel {
             }
         };
         if self.spec.normalize {
-            sentence_vectors
-                .chunks_exact_mut(dimension)
-                .for_each(l2_normalize);
+            sentence_vectors.chunks_exact_mut(dimension).for_each(l2_normalize);
         }
         Ok(sentence_vectors)
     }
@@ -222,19 +190,12 @@ impl SentenceModel for TransformerModel {
                 if i % batch_size.max(1) == 0 {
                     between_batches();
                 }
-                encode_truncated(
-                    self.tokenizer.tokenizer(),
-                    with_prefix(&prefix, text).as_ref(),
-                    self.spec.max_tokens,
-                )
+                encode_truncated(self.tokenizer.tokenizer(), with_prefix(&prefix, text).as_ref(), self.spec.max_tokens)
             })
             .collect::<Result<Vec<Encoding>, _>>()
             .map_err(tokenizing_error)?;
         // The truncating tokenizer moves what it cut into `overflowing`.
-        let truncated = encodings
-            .iter()
-            .filter(|encoding| !encoding.get_overflowing().is_empty())
-            .count();
+        let truncated = encodings.iter().filter(|encoding| !encoding.get_overflowing().is_empty()).count();
         let lengths: Vec<usize> = encodings.iter().map(Encoding::len).collect();
 
         let dimension = self.spec.dimension;
@@ -242,21 +203,15 @@ impl SentenceModel for TransformerModel {
         let run_size = if self.one_text_per_run { 1 } else { batch_size };
         for batch in length_sorted_batches(&lengths, run_size) {
             between_batches();
-            let rows: Vec<(&[u32], &[u32])> = batch
-                .iter()
-                .map(|&index| (encodings[index].get_ids(), encodings[index].get_type_ids()))
-                .collect();
+            let rows: Vec<(&[u32], &[u32])> =
+                batch.iter().map(|&index| (encodings[index].get_ids(), encodings[index].get_type_ids())).collect();
             let padded = pad_batch(&rows, self.pad_id);
             let batch_vectors = self.run_batch(&padded)?;
             for (&index, vector) in batch.iter().zip(batch_vectors.chunks_exact(dimension)) {
                 place_row(&mut vectors, dimension, index, vector);
             }
         }
-        Ok(EmbedOutput {
-            dimension,
-            vectors,
-            truncated,
-        })
+        Ok(EmbedOutput { dimension, vectors, truncated })
     }
 
     fn count_tokens(&self, text: &str) -> usize {
@@ -273,7 +228,7 @@ impl SentenceModel for TransformerModel {
             self.spec.max_tokens,
         )
         .map_or(self.spec.max_tokens, |encoding| encoding.len())
-            .saturating_sub(self.count_tokens(probe));
+        .saturating_sub(self.count_tokens(probe));
         self.spec.max_tokens.saturating_sub(added)
     }
 }
@@ -289,13 +244,7 @@ fn check_inputs(session: &Session, model_file: &Path) -> Result<bool, EmbedError
                 model_file.display()
             )));
         }
-        if !matches!(
-            input.dtype(),
-            ValueType::Tensor {
-                ty: TensorElementType::Int64,
-                ..
-            }
-        ) {
+        if !matches!(input.dtype(), ValueType::Tensor { ty: TensorElementType::Int64, .. }) {
             return Err(EmbedError::InvalidModel(format!(
                 "model {} input {name} is {}; pg_chunk feeds int64",
                 model_file.display(),
@@ -306,10 +255,7 @@ fn check_inputs(session: &Session, model_file: &Path) -> Result<bool, EmbedError
     }
     for required in [INPUT_IDS, ATTENTION_MASK] {
         if !names.contains(&required) {
-            return Err(EmbedError::InvalidModel(format!(
-                "model {} has no input {required}",
-                model_file.display()
-            )));
+            return Err(EmbedError::InvalidModel(format!("model {} has no input {required}", model_file.display())));
         }
     }
     Ok(names.contains(&TOKEN_TYPE_IDS))
@@ -317,33 +263,15 @@ fn check_inputs(session: &Session, model_file: &Path) -> Result<bool, EmbedError
 
 /// Checks the output exists, is a float tensor of rank 2 or 3, and (when the graph says) has
 /// the registered dimension.
-fn check_output(
-    session: &Session,
-    model_file: &Path,
-    name: &str,
-    dimension: usize,
-) -> Result<(), EmbedError> {
-    let Some(output) = session
-        .outputs()
-        .iter()
-        .find(|output| output.name() == name)
-    else {
-        let available: Vec<&str> = session
-            .outputs()
-            .iter()
-            .map(|output| output.name())
-            .collect();
+fn check_output(session: &Session, model_file: &Path, name: &str, dimension: usize) -> Result<(), EmbedError> {
+    let Some(output) = session.outputs().iter().find(|output| output.name() == name) else {
+        let available: Vec<&str> = session.outputs().iter().map(|output| output.name()).collect();
         return Err(EmbedError::InvalidModel(format!(
             "model {} has no output {name}; its outputs are {available:?} (choose one with output_name)",
             model_file.display()
         )));
     };
-    let ValueType::Tensor {
-        ty: TensorElementType::Float32,
-        shape,
-        ..
-    } = output.dtype()
-    else {
+    let ValueType::Tensor { ty: TensorElementType::Float32, shape, .. } = output.dtype() else {
         return Err(EmbedError::InvalidModel(format!(
             "model {} output {name} is {}; expected a float32 tensor",
             model_file.display(),
@@ -360,10 +288,7 @@ fn check_output(
     // -1 marks a dimension the graph leaves open; it is checked on the first run instead.
     match shape.last() {
         Some(&found) if found > 0 && found as usize != dimension => {
-            Err(EmbedError::DimensionMismatch {
-                expected: dimension,
-                found: found as usize,
-            })
+            Err(EmbedError::DimensionMismatch { expected: dimension, found: found as usize })
         }
         _ => Ok(()),
     }

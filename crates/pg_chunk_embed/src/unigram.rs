@@ -39,16 +39,10 @@ pub(crate) struct CompactUnigram {
 
 impl CompactUnigram {
     /// From the model's pieces and scores in id order, as `tokenizer.json` lists them.
-    pub(crate) fn new(
-        vocabulary: Vec<(String, f64)>,
-        unknown_id: Option<usize>,
-    ) -> Result<Self, String> {
+    pub(crate) fn new(vocabulary: Vec<(String, f64)>, unknown_id: Option<usize>) -> Result<Self, String> {
         if let Some(id) = unknown_id {
             if id >= vocabulary.len() {
-                return Err(format!(
-                    "unk_id {id} is outside the vocabulary of {} pieces",
-                    vocabulary.len()
-                ));
+                return Err(format!("unk_id {id} is outside the vocabulary of {} pieces", vocabulary.len()));
             }
         }
         if vocabulary.len() > u32::MAX as usize {
@@ -72,13 +66,7 @@ impl CompactUnigram {
             min_score,
         };
         let mut by_piece: Vec<u32> = (0..vocabulary.len() as u32).collect();
-        by_piece.sort_by(|&a, &b| {
-            model
-                .piece(a)
-                .as_bytes()
-                .cmp(model.piece(b).as_bytes())
-                .then(b.cmp(&a))
-        });
+        by_piece.sort_by(|&a, &b| model.piece(a).as_bytes().cmp(model.piece(b).as_bytes()).then(b.cmp(&a)));
         by_piece.dedup_by(|later, kept| model.piece(*later) == model.piece(*kept));
         model.by_piece = by_piece;
         Ok(model)
@@ -86,11 +74,7 @@ impl CompactUnigram {
 
     fn piece(&self, id: u32) -> &str {
         let end = self.ends[id as usize] as usize;
-        let start = if id == 0 {
-            0
-        } else {
-            self.ends[id as usize - 1] as usize
-        };
+        let start = if id == 0 { 0 } else { self.ends[id as usize - 1] as usize };
         &self.text[start..end]
     }
 
@@ -130,22 +114,11 @@ impl CompactUnigram {
             starts_at: Option<usize>,
         }
         let unknown_score = self.min_score - UNKNOWN_PENALTY;
-        let mut best = vec![
-            Best {
-                id: 0,
-                score: 0.0,
-                starts_at: None
-            };
-            sentence.len() + 1
-        ];
+        let mut best = vec![Best { id: 0, score: 0.0, starts_at: None }; sentence.len() + 1];
         let offer = |best: &mut Vec<Best>, end: usize, start: usize, id: u32, score: f64| {
             let node = &mut best[end];
             if node.starts_at.is_none() || score > node.score {
-                *node = Best {
-                    id,
-                    score,
-                    starts_at: Some(start),
-                };
+                *node = Best { id, score, starts_at: Some(start) };
             }
         };
         let mut start = 0;
@@ -154,26 +127,14 @@ impl CompactUnigram {
             let char_length = sentence[start..].chars().next().map_or(1, char::len_utf8);
             let mut covers_one_char = false;
             self.for_each_prefix(&sentence.as_bytes()[start..], |length, id| {
-                offer(
-                    &mut best,
-                    start + length,
-                    start,
-                    id,
-                    self.scores[id as usize] + here,
-                );
+                offer(&mut best, start + length, start, id, self.scores[id as usize] + here);
                 covers_one_char |= length == char_length;
             });
             if !covers_one_char {
-                let unknown = self.unknown_id.ok_or(
-                    "the text has a character the vocabulary lacks, and the model has no unk_id",
-                )?;
-                offer(
-                    &mut best,
-                    start + char_length,
-                    start,
-                    unknown,
-                    unknown_score + here,
-                );
+                let unknown = self
+                    .unknown_id
+                    .ok_or("the text has a character the vocabulary lacks, and the model has no unk_id")?;
+                offer(&mut best, start + char_length, start, unknown, unknown_score + here);
             }
             start += char_length;
         }
@@ -212,11 +173,7 @@ impl Model for CompactUnigram {
                 Some(id) => id,
                 None => self.unknown_id.ok_or("a fused unknown run and no unk_id")?,
             };
-            tokens.push(Token::new(
-                id,
-                piece.to_string(),
-                (offset, offset + piece.len()),
-            ));
+            tokens.push(Token::new(id, piece.to_string(), (offset, offset + piece.len())));
             offset += piece.len();
         }
         Ok(tokens)
@@ -231,10 +188,7 @@ impl Model for CompactUnigram {
     }
 
     fn get_vocab(&self) -> HashMap<String, u32> {
-        self.by_piece
-            .iter()
-            .map(|&id| (self.piece(id).to_string(), id))
-            .collect()
+        self.by_piece.iter().map(|&id| (self.piece(id).to_string(), id)).collect()
     }
 
     fn get_vocab_size(&self) -> usize {
@@ -263,24 +217,15 @@ impl<'de> Deserialize<'de> for TokenizerModel {
         use serde::de::Error;
         let value = Value::deserialize(deserializer)?;
         let compact = value.get("type").and_then(Value::as_str) == Some("Unigram")
-            && !value
-                .get("byte_fallback")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            && !value.get("byte_fallback").and_then(Value::as_bool).unwrap_or(false);
         if !compact {
-            return ModelWrapper::deserialize(value)
-                .map(TokenizerModel::Library)
-                .map_err(D::Error::custom);
+            return ModelWrapper::deserialize(value).map(TokenizerModel::Library).map_err(D::Error::custom);
         }
         let vocabulary: Vec<(String, f64)> =
-            Deserialize::deserialize(value.get("vocab").unwrap_or(&Value::Null))
-                .map_err(D::Error::custom)?;
+            Deserialize::deserialize(value.get("vocab").unwrap_or(&Value::Null)).map_err(D::Error::custom)?;
         let unknown_id: Option<usize> =
-            Deserialize::deserialize(value.get("unk_id").unwrap_or(&Value::Null))
-                .map_err(D::Error::custom)?;
-        CompactUnigram::new(vocabulary, unknown_id)
-            .map(TokenizerModel::Unigram)
-            .map_err(D::Error::custom)
+            Deserialize::deserialize(value.get("unk_id").unwrap_or(&Value::Null)).map_err(D::Error::custom)?;
+        CompactUnigram::new(vocabulary, unknown_id).map(TokenizerModel::Unigram).map_err(D::Error::custom)
     }
 }
 
@@ -365,12 +310,7 @@ mod tests {
     }
 
     fn ids(model: &impl Model, text: &str) -> Vec<(u32, String)> {
-        model
-            .tokenize(text)
-            .unwrap()
-            .into_iter()
-            .map(|t| (t.id, t.value))
-            .collect()
+        model.tokenize(text).unwrap().into_iter().map(|t| (t.id, t.value)).collect()
     }
 
     #[test]
@@ -382,9 +322,7 @@ mod tests {
         for length in 0..400 {
             let text: String = (0..length % 23)
                 .map(|_| {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     alphabet[(state >> 33) as usize % alphabet.len()]
                 })
                 .collect();
@@ -401,35 +339,18 @@ mod tests {
         assert!(matches!(ours.get_model(), TokenizerModel::Unigram(_)));
         let library = tokenizers::Tokenizer::from_file(&file).unwrap();
         let fixture: Value = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../tests/fixtures/e5_parity.json"
-            ))
-            .unwrap(),
+            &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/e5_parity.json"))
+                .unwrap(),
         )
         .unwrap();
-        let mut texts: Vec<String> =
-            serde_json::from_value(fixture["all_sentences"].clone()).unwrap();
-        texts.extend(
-            [
-                "",
-                " ",
-                "𝄞𝄞 <unk> <s> x\u{200d}y",
-                "ＡＢＣ　全角",
-                "a\tb\nc  d",
-            ]
-            .map(String::from),
-        );
+        let mut texts: Vec<String> = serde_json::from_value(fixture["all_sentences"].clone()).unwrap();
+        texts.extend(["", " ", "𝄞𝄞 <unk> <s> x\u{200d}y", "ＡＢＣ　全角", "a\tb\nc  d"].map(String::from));
         assert!(texts.len() > 100);
         for text in &texts {
             for prefixed in [text.clone(), format!("passage: {text}")] {
                 let want = library.encode(prefixed.as_str(), true).unwrap();
                 let got = ours.encode(prefixed.as_str(), true).unwrap();
-                assert_eq!(
-                    (got.get_ids(), got.get_offsets()),
-                    (want.get_ids(), want.get_offsets()),
-                    "{prefixed:?}"
-                );
+                assert_eq!((got.get_ids(), got.get_offsets()), (want.get_ids(), want.get_offsets()), "{prefixed:?}");
             }
         }
         assert_eq!(ours.get_vocab_size(true), library.get_vocab_size(true));
@@ -459,24 +380,11 @@ mod tests {
     #[test]
     fn a_tokenizer_json_with_a_unigram_model_gets_the_compact_one_and_others_the_library_s() {
         let unigram = r#"{"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}"#;
-        assert!(matches!(
-            serde_json::from_str::<TokenizerModel>(unigram).unwrap(),
-            TokenizerModel::Unigram(_)
-        ));
-        let fallback =
-            r#"{"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]], "byte_fallback": true}"#;
-        assert!(matches!(
-            serde_json::from_str::<TokenizerModel>(fallback).unwrap(),
-            TokenizerModel::Library(_)
-        ));
+        assert!(matches!(serde_json::from_str::<TokenizerModel>(unigram).unwrap(), TokenizerModel::Unigram(_)));
+        let fallback = r#"{"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]], "byte_fallback": true}"#;
+        assert!(matches!(serde_json::from_str::<TokenizerModel>(fallback).unwrap(), TokenizerModel::Library(_)));
         let word_level = r#"{"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}"#;
-        assert!(matches!(
-            serde_json::from_str::<TokenizerModel>(word_level).unwrap(),
-            TokenizerModel::Library(_)
-        ));
-        assert!(serde_json::from_str::<TokenizerModel>(
-            r#"{"type": "Unigram", "unk_id": 5, "vocab": []}"#
-        )
-        .is_err());
+        assert!(matches!(serde_json::from_str::<TokenizerModel>(word_level).unwrap(), TokenizerModel::Library(_)));
+        assert!(serde_json::from_str::<TokenizerModel>(r#"{"type": "Unigram", "unk_id": 5, "vocab": []}"#).is_err());
     }
 }

@@ -8,9 +8,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use crate::tokenize::Tokenizer;
 use tokenizers::normalizers::NormalizerWrapper;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
-use crate::tokenize::Tokenizer;
 
 use crate::error::EmbedError;
 use crate::tokenize::tokenizing_error;
@@ -106,7 +106,9 @@ fn splits_only_within_words(tokenizer: &Tokenizer) -> bool {
     }
     fn pre_tokenizer_ok(pre_tokenizer: &PreTokenizerWrapper) -> bool {
         match pre_tokenizer {
-            PreTokenizerWrapper::BertPreTokenizer(_) | PreTokenizerWrapper::Whitespace(_) | PreTokenizerWrapper::WhitespaceSplit(_) => true,
+            PreTokenizerWrapper::BertPreTokenizer(_)
+            | PreTokenizerWrapper::Whitespace(_)
+            | PreTokenizerWrapper::WhitespaceSplit(_) => true,
             PreTokenizerWrapper::Sequence(sequence) => sequence.as_ref().iter().all(pre_tokenizer_ok),
             _ => false,
         }
@@ -122,7 +124,8 @@ mod tests {
     use crate::tokenize::load_plain_tokenizer;
 
     fn tokenizer(model: &str) -> Tokenizer {
-        let dir = std::env::var_os("PG_CHUNK_MODEL_DIR").expect("PG_CHUNK_MODEL_DIR names the installed models (scripts/test.sh sets it)");
+        let dir = std::env::var_os("PG_CHUNK_MODEL_DIR")
+            .expect("PG_CHUNK_MODEL_DIR names the installed models (scripts/test.sh sets it)");
         load_plain_tokenizer(&std::path::Path::new(&dir).join(model).join("tokenizer.json")).unwrap().0
     }
 

@@ -4,10 +4,9 @@
 //!   `potion-base-8m/{model.safetensors,tokenizer.json}`;
 //! - `PG_CHUNK_ONNXRUNTIME`: the path of `libonnxruntime.so`.
 
-
 use pg_chunk_embed::{
-    load_model, onnxruntime_version, optimize_transformer, EmbedError, EmbedOutput, ModelSpec, Role,
-    RuntimeOptions, SentenceModel,
+    load_model, onnxruntime_version, optimize_transformer, EmbedError, EmbedOutput, ModelSpec, Role, RuntimeOptions,
+    SentenceModel,
 };
 
 mod support;
@@ -22,9 +21,7 @@ fn load(spec: &ModelSpec) -> Box<dyn SentenceModel> {
 }
 
 fn embed(model: &mut dyn SentenceModel, texts: &[&str], batch_size: usize) -> EmbedOutput {
-    model
-        .embed(texts, Role::Passage, batch_size, &mut || {})
-        .expect("embed")
+    model.embed(texts, Role::Passage, batch_size, &mut || {}).expect("embed")
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -37,10 +34,7 @@ fn norm(a: &[f32]) -> f32 {
 
 fn max_difference(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
 
 const SIMILAR_A: &str = "The cat sat on the mat.";
@@ -52,19 +46,14 @@ fn mixed_lengths() -> Vec<String> {
     let mut texts = Vec::new();
     for i in 0..37 {
         let words = (i * 7) % 41 + 1;
-        let text: Vec<String> = (0..words)
-            .map(|w| format!("word{} river{}", (i + w) % 13, w % 5))
-            .collect();
+        let text: Vec<String> = (0..words).map(|w| format!("word{} river{}", (i + w) % 13, w % 5)).collect();
         texts.push(text.join(" "));
     }
     texts
 }
 
 fn long_text(words: usize) -> String {
-    (0..words)
-        .map(|i| format!("token{}", i % 50))
-        .collect::<Vec<_>>()
-        .join(" ")
+    (0..words).map(|i| format!("token{}", i % 50)).collect::<Vec<_>>().join(" ")
 }
 
 #[test]
@@ -129,10 +118,7 @@ fn minilm_puts_similar_sentences_closer_than_unrelated_ones() {
     let output = embed(model.as_mut(), &[SIMILAR_A, SIMILAR_B, UNRELATED], 16);
     let similar = dot(output.row(0), output.row(1));
     let unrelated = dot(output.row(0), output.row(2));
-    assert!(
-        similar > unrelated + 0.2,
-        "similar {similar}, unrelated {unrelated}"
-    );
+    assert!(similar > unrelated + 0.2, "similar {similar}, unrelated {unrelated}");
 }
 
 #[test]
@@ -176,10 +162,7 @@ fn minilm_restores_input_order_when_lengths_vary() {
         assert!(difference < 1e-5, "text {i}: {difference}");
         // and each row is that text's own vector
         let alone = embed(model.as_mut(), &[text], 1);
-        assert!(
-            max_difference(forward_output.row(i), alone.row(0)) < 1e-5,
-            "text {i}"
-        );
+        assert!(max_difference(forward_output.row(i), alone.row(0)) < 1e-5, "text {i}");
     }
 }
 
@@ -191,16 +174,9 @@ fn minilm_counts_truncated_inputs_and_tokens() {
     assert_eq!(output.truncated, 1);
     assert!((norm(output.row(1)) - 1.0).abs() < 1e-4);
     // count_tokens counts the whole text, without special tokens or a cap
-    assert!(
-        model.count_tokens(&long) > 256,
-        "{}",
-        model.count_tokens(&long)
-    );
+    assert!(model.count_tokens(&long) > 256, "{}", model.count_tokens(&long));
     assert_eq!(model.count_tokens("hello world"), 2);
-    assert_eq!(
-        model.count_tokens("The quick brown fox jumps over the lazy dog."),
-        10
-    );
+    assert_eq!(model.count_tokens("The quick brown fox jumps over the lazy dog."), 10);
     assert_eq!(model.count_tokens(""), 0);
 }
 
@@ -210,14 +186,7 @@ fn minilm_a_text_cut_at_max_tokens_equals_its_cut_version() {
     let mut spec = minilm_spec();
     spec.max_tokens = 8;
     let mut model = load(&spec);
-    let output = embed(
-        model.as_mut(),
-        &[
-            "one two three four five six seven eight",
-            "one two three four five six",
-        ],
-        4,
-    );
+    let output = embed(model.as_mut(), &["one two three four five six seven eight", "one two three four five six"], 4);
     assert_eq!(output.truncated, 1);
     assert!(max_difference(output.row(0), output.row(1)) < 1e-5);
 }
@@ -228,12 +197,8 @@ fn prefixes_follow_the_role() {
     spec.query_prefix = Some("query: ".into());
     spec.passage_prefix = Some("passage: ".into());
     let mut model = load(&spec);
-    let as_query = model
-        .embed(&[SIMILAR_A], Role::Query, 4, &mut || {})
-        .unwrap();
-    let as_passage = model
-        .embed(&[SIMILAR_A], Role::Passage, 4, &mut || {})
-        .unwrap();
+    let as_query = model.embed(&[SIMILAR_A], Role::Query, 4, &mut || {}).unwrap();
+    let as_passage = model.embed(&[SIMILAR_A], Role::Passage, 4, &mut || {}).unwrap();
     assert!(max_difference(as_query.row(0), as_passage.row(0)) > 1e-3);
 
     let mut plain = load(&minilm_spec());
@@ -249,13 +214,9 @@ fn between_batches_runs_before_every_batch_and_every_batch_of_tokenizing() {
         let mut model = load(&spec);
         let texts = vec![SIMILAR_A; 10];
         let mut calls = 0;
-        model
-            .embed(&texts, Role::Passage, 4, &mut || calls += 1)
-            .unwrap();
+        model.embed(&texts, Role::Passage, 4, &mut || calls += 1).unwrap();
         assert_eq!(calls, want, "{}", spec.name);
-        let empty = model
-            .embed(&[], Role::Passage, 4, &mut || calls += 1)
-            .unwrap();
+        let empty = model.embed(&[], Role::Passage, 4, &mut || calls += 1).unwrap();
         assert!(empty.vectors.is_empty() && empty.truncated == 0);
     }
 }
@@ -264,27 +225,14 @@ fn between_batches_runs_before_every_batch_and_every_batch_of_tokenizing() {
 fn minilm_rejects_a_wrong_dimension_and_an_unknown_output() {
     let mut spec = minilm_spec();
     spec.dimension = 128;
-    let result = load_model(&spec, &runtime())
-        .and_then(|mut model| model.embed(&["x"], Role::Passage, 1, &mut || {}));
-    assert!(
-        matches!(
-            result,
-            Err(EmbedError::DimensionMismatch {
-                expected: 128,
-                found: 384
-            })
-        ),
-        "{result:?}"
-    );
+    let result = load_model(&spec, &runtime()).and_then(|mut model| model.embed(&["x"], Role::Passage, 1, &mut || {}));
+    assert!(matches!(result, Err(EmbedError::DimensionMismatch { expected: 128, found: 384 })), "{result:?}");
 
     let mut spec = minilm_spec();
     spec.output_name = Some("no_such_output".into());
     match load_model(&spec, &runtime()) {
         Err(EmbedError::InvalidModel(message)) => {
-            assert!(
-                message.contains("no_such_output") && message.contains("last_hidden_state"),
-                "{message}"
-            )
+            assert!(message.contains("no_such_output") && message.contains("last_hidden_state"), "{message}")
         }
         other => panic!("expected InvalidModel, got {:?}", other.err()),
     }
@@ -301,10 +249,7 @@ fn potion_vectors_are_256_d_unit_norm_and_meaningful() {
     }
     let similar = dot(output.row(0), output.row(1));
     let unrelated = dot(output.row(0), output.row(2));
-    assert!(
-        similar > unrelated + 0.1,
-        "similar {similar}, unrelated {unrelated}"
-    );
+    assert!(similar > unrelated + 0.1, "similar {similar}, unrelated {unrelated}");
     assert_eq!(model.count_tokens("hello world"), 2);
 }
 
@@ -313,15 +258,8 @@ fn potion_truncates_at_max_tokens_and_gives_zero_for_no_tokens() {
     let mut spec = potion_spec();
     spec.max_tokens = 6;
     let mut model = load(&spec);
-    let output = embed(
-        model.as_mut(),
-        &[
-            "one two three four five six seven eight",
-            "one two three four five six",
-            "",
-        ],
-        4,
-    );
+    let output =
+        embed(model.as_mut(), &["one two three four five six seven eight", "one two three four five six", ""], 4);
     assert_eq!(output.truncated, 1);
     assert!(max_difference(output.row(0), output.row(1)) < 1e-6);
     assert!(output.row(2).iter().all(|&v| v == 0.0));
@@ -350,30 +288,17 @@ fn missing_files_are_reported_with_their_path() {
 
 #[test]
 fn a_bogus_runtime_library_is_an_error_not_a_panic() {
-    let nowhere = RuntimeOptions {
-        library_path: "/nonexistent/libonnxruntime.so".into(),
-        threads: 1,
-    };
+    let nowhere = RuntimeOptions { library_path: "/nonexistent/libonnxruntime.so".into(), threads: 1 };
     match load_model(&minilm_spec(), &nowhere) {
         Err(EmbedError::MissingFile { path, .. }) => assert_eq!(path, nowhere.library_path),
         other => panic!("expected MissingFile, got {:?}", other.err()),
     }
     // An existing file that is not a library. If another test already loaded the real runtime,
     // the error says so instead; either way it is a Runtime error.
-    let not_a_library = RuntimeOptions {
-        library_path: minilm_spec().tokenizer_file,
-        threads: 1,
-    };
+    let not_a_library = RuntimeOptions { library_path: minilm_spec().tokenizer_file, threads: 1 };
     let result = load_model(&minilm_spec(), &not_a_library);
-    assert!(
-        matches!(result, Err(EmbedError::Runtime(_))),
-        "{:?}",
-        result.err()
-    );
-    assert!(matches!(
-        onnxruntime_version(&not_a_library.library_path),
-        Err(EmbedError::Runtime(_))
-    ));
+    assert!(matches!(result, Err(EmbedError::Runtime(_))), "{:?}", result.err());
+    assert!(matches!(onnxruntime_version(&not_a_library.library_path), Err(EmbedError::Runtime(_))));
 }
 
 #[test]
@@ -384,12 +309,8 @@ fn the_runtime_reports_a_compatible_version() {
 
 #[test]
 fn static_models_never_touch_onnx_runtime() {
-    let nowhere = RuntimeOptions {
-        library_path: "/nonexistent/libonnxruntime.so".into(),
-        threads: 1,
-    };
-    let mut model =
-        load_model(&potion_spec(), &nowhere).expect("static model loads without a runtime");
+    let nowhere = RuntimeOptions { library_path: "/nonexistent/libonnxruntime.so".into(), threads: 1 };
+    let mut model = load_model(&potion_spec(), &nowhere).expect("static model loads without a runtime");
     assert_eq!(embed(model.as_mut(), &[SIMILAR_A], 1).dimension, 256);
 }
 

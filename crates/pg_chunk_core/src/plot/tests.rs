@@ -36,7 +36,8 @@ fn check_well_formed(svg: &str) -> Vec<String> {
     let mut rest = svg;
     while let Some(lt) = rest.find('<') {
         check_character_data(&rest[..lt]);
-        let gt = tag_end(&rest[lt..]).unwrap_or_else(|| panic!("unterminated tag at {:?}", &rest[lt..rest.len().min(lt + 60)]));
+        let gt = tag_end(&rest[lt..])
+            .unwrap_or_else(|| panic!("unterminated tag at {:?}", &rest[lt..rest.len().min(lt + 60)]));
         let tag = &rest[lt + 1..lt + gt];
         rest = &rest[lt + gt + 1..];
         if let Some(name) = tag.strip_prefix('/') {
@@ -78,7 +79,10 @@ fn check_attributes(attributes: &str) {
     while !rest.is_empty() {
         let eq = rest.find("=\"").unwrap_or_else(|| panic!("attribute without a quoted value: {rest:.60}"));
         let name = rest[..eq].trim();
-        assert!(!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == ':'), "bad attribute name {name:?}");
+        assert!(
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == ':'),
+            "bad attribute name {name:?}"
+        );
         let value_end = rest[eq + 2..].find('"').expect("closing quote") + eq + 2;
         check_character_data(&rest[eq + 2..value_end]);
         rest = rest[value_end + 1..].trim_start();
@@ -89,7 +93,10 @@ fn check_character_data(text: &str) {
     assert!(!text.contains('>'), "unescaped > in {text:?}");
     for (i, _) in text.match_indices('&') {
         let entity = &text[i..text.len().min(i + 6)];
-        assert!(["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"].iter().any(|e| entity.starts_with(e)), "unescaped & in {text:?}");
+        assert!(
+            ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"].iter().any(|e| entity.starts_with(e)),
+            "unescaped & in {text:?}"
+        );
     }
 }
 
@@ -99,7 +106,9 @@ fn count(svg: &str, needle: &str) -> usize {
 
 #[test]
 fn the_checker_rejects_broken_markup() {
-    for broken in ["<svg><g></svg>", "<svg><text>a & b</text></svg>", "<svg x=1></svg>", "<svg><rect/>", "<svg a=\"<\"></svg>"] {
+    for broken in
+        ["<svg><g></svg>", "<svg><text>a & b</text></svg>", "<svg x=1></svg>", "<svg><rect/>", "<svg a=\"<\"></svg>"]
+    {
         assert!(std::panic::catch_unwind(|| check_well_formed(broken)).is_err(), "accepted {broken}");
     }
     check_well_formed("<svg a=\"1\"><rect b=\"x &amp; y\"/><text>ok</text></svg>");
@@ -224,7 +233,10 @@ fn equal_scores_get_a_usable_axis() {
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "value {value}");
         assert_eq!(count(&svg, "class=\"threshold\""), 1);
         let axis = Axis::covering([value].into_iter());
-        assert!(axis.hi > axis.lo && axis.lo <= value && value <= axis.hi && axis.ticks().count() >= 2, "value {value}");
+        assert!(
+            axis.hi > axis.lo && axis.lo <= value && value <= axis.hi && axis.ticks().count() >= 2,
+            "value {value}"
+        );
     }
 }
 
@@ -257,10 +269,18 @@ fn tick_steps_are_round_numbers() {
 fn labels_follow_the_method() {
     let optimal = labels();
     assert!(!optimal.scores_are_distances && optimal.threshold_name == "penalty");
-    let cfg = ChunkConfig::parse(&serde_json::json!({"method": "threshold", "threshold": {"type": "percentile", "value": 90}})).unwrap();
+    let cfg = ChunkConfig::parse(
+        &serde_json::json!({"method": "threshold", "threshold": {"type": "percentile", "value": 90}}),
+    )
+    .unwrap();
     let threshold = PlotLabels::for_config(&cfg, "m");
-    assert!(threshold.scores_are_distances && threshold.score_axis == "smoothed distance" && threshold.method.contains("percentile 90"));
-    let cfg = ChunkConfig::parse(&serde_json::json!({"method": "threshold", "threshold": {"type": "gradient"}})).unwrap();
+    assert!(
+        threshold.scores_are_distances
+            && threshold.score_axis == "smoothed distance"
+            && threshold.method.contains("percentile 90")
+    );
+    let cfg =
+        ChunkConfig::parse(&serde_json::json!({"method": "threshold", "threshold": {"type": "gradient"}})).unwrap();
     assert!(!PlotLabels::for_config(&cfg, "m").scores_are_distances, "a gradient is not a distance");
     assert_eq!((number(1.30000001, 3), number(-0.0001, 2), number(2.0, 0)), ("1.3".into(), "0".into(), "2".into()));
 }

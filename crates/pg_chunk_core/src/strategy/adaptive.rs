@@ -54,9 +54,15 @@ use crate::size::TokenCounter;
 use serde_json::{json, Map, Value};
 
 /// The strategies tried, in tie-breaking order (earlier wins).
-pub const CANDIDATES: [Strategy; 4] = [Strategy::Semantic, Strategy::TopicCoherence, Strategy::InformationDensity, Strategy::Recursive];
+pub const CANDIDATES: [Strategy; 4] =
+    [Strategy::Semantic, Strategy::TopicCoherence, Strategy::InformationDensity, Strategy::Recursive];
 
-pub fn adaptive_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+pub fn adaptive_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    embedder: &mut dyn Embedder,
+    tokens: &dyn TokenCounter,
+) -> Result<Vec<Chunk>, ChunkError> {
     let mut embedder = CachedEmbedder::new(embedder);
     let sentences = SentenceVectors::new(doc, &mut embedder)?;
     if sentences.units.is_empty() {
@@ -73,7 +79,8 @@ pub fn adaptive_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder
     let scores: Vec<(Strategy, f64)> = results.iter().map(|(strategy, score, _)| (*strategy, *score)).collect();
     let best = best_candidate(&scores);
     let (chosen, _, mut chunks) = results.swap_remove(best);
-    let scores: Map<String, Value> = scores.iter().map(|(strategy, score)| (strategy.name().to_string(), json!(score))).collect();
+    let scores: Map<String, Value> =
+        scores.iter().map(|(strategy, score)| (strategy.name().to_string(), json!(score))).collect();
     let report = json!({"chosen": chosen.name(), "scores": scores});
     for chunk in &mut chunks {
         chunk.metadata.insert("adaptive".to_string(), report.clone());
@@ -112,7 +119,10 @@ pub struct QualityScore {
 impl QualityScore {
     /// `0.3·(1 − V) + 0.3·B + 0.2·D + 0.2·(1 − |R − 0.1|)`, in `[0, 1]`.
     pub fn total(&self) -> f64 {
-        0.3 * (1.0 - self.size_variance) + 0.3 * self.boundary_coherence + 0.2 * self.density + 0.2 * (1.0 - (self.overlap - 0.1).abs()).clamp(0.0, 1.0)
+        0.3 * (1.0 - self.size_variance)
+            + 0.3 * self.boundary_coherence
+            + 0.2 * self.density
+            + 0.2 * (1.0 - (self.overlap - 0.1).abs()).clamp(0.0, 1.0)
     }
 }
 
@@ -134,9 +144,14 @@ impl SentenceVectors {
         let texts: Vec<&str> = units.iter().map(|u| u.text(doc)).collect();
         let vectors = embedder.embed(&texts)?;
         if vectors.len() != units.len() {
-            return Err(ChunkError::Embedding(format!("embedder returned {} vectors for {} sentences", vectors.len(), units.len())));
+            return Err(ChunkError::Embedding(format!(
+                "embedder returned {} vectors for {} sentences",
+                vectors.len(),
+                units.len()
+            )));
         }
-        let similarity: Vec<f64> = (1..units.len()).map(|i| 1.0 - cosine_distance(vectors.row(i - 1), vectors.row(i))).collect();
+        let similarity: Vec<f64> =
+            (1..units.len()).map(|i| 1.0 - cosine_distance(vectors.row(i - 1), vectors.row(i))).collect();
         Ok(SentenceVectors { units, rank: percentile_ranks(&similarity) })
     }
 
@@ -193,11 +208,12 @@ fn boundary_coherence(chunks: &[Chunk], sentences: &SentenceVectors) -> f64 {
         return 0.5;
     }
     let baseline = 0.5; // the mean of any document's ranks
-    // cuts[k]: similarity rank across the boundary before chunk k + 1.
+                        // cuts[k]: similarity rank across the boundary before chunk k + 1.
     let cuts: Vec<Option<f64>> = chunks.iter().skip(1).map(|c| sentences.across(c.core_start)).collect();
     let contrast = chunks.iter().enumerate().map(|(k, c)| {
         let within = sentences.within(c.core_start, c.end).unwrap_or(baseline);
-        let sides: Vec<f64> = [k.checked_sub(1).and_then(|b| cuts[b]), cuts.get(k).copied().flatten()].into_iter().flatten().collect();
+        let sides: Vec<f64> =
+            [k.checked_sub(1).and_then(|b| cuts[b]), cuts.get(k).copied().flatten()].into_iter().flatten().collect();
         within - mean(sides.into_iter())
     });
     ((1.0 + mean(contrast)) / 2.0).clamp(0.0, 1.0)
@@ -270,7 +286,8 @@ impl Embedder for CachedEmbedder<'_> {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
         let known: Option<Vec<usize>> = texts.iter().map(|t| self.row_of.get(*t).copied()).collect();
         if let Some(known) = known.filter(|k| !k.is_empty()) {
-            let data = known.iter().flat_map(|&r| self.rows[r * self.dim..(r + 1) * self.dim].iter().copied()).collect();
+            let data =
+                known.iter().flat_map(|&r| self.rows[r * self.dim..(r + 1) * self.dim].iter().copied()).collect();
             return Ok(Embeddings::new(self.dim, data));
         }
         let vectors = self.inner.embed(texts)?;

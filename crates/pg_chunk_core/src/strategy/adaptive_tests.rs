@@ -48,7 +48,8 @@ const AABB: &str = "Apples are red. Apricots are orange. Bananas are yellow. Blu
 
 #[test]
 fn size_variance_is_the_squared_coefficient_of_variation_clamped() {
-    let cases: [(&[f64], f64); 5] = [(&[], 0.0), (&[50.0], 0.0), (&[40.0, 40.0, 40.0], 0.0), (&[10.0, 30.0], 0.25), (&[1.0, 1.0, 1.0, 97.0], 1.0)];
+    let cases: [(&[f64], f64); 5] =
+        [(&[], 0.0), (&[50.0], 0.0), (&[40.0, 40.0, 40.0], 0.0), (&[10.0, 30.0], 0.25), (&[1.0, 1.0, 1.0, 97.0], 1.0)];
     for (lengths, want) in cases {
         assert!(close(size_variance(lengths), want), "{lengths:?}: {}", size_variance(lengths));
     }
@@ -56,8 +57,13 @@ fn size_variance_is_the_squared_coefficient_of_variation_clamped() {
 
 #[test]
 fn percentile_ranks_run_from_least_to_most_similar_with_ties_sharing() {
-    let cases: [(&[f64], &[f64]); 5] =
-        [(&[], &[]), (&[0.3], &[0.5]), (&[0.1, 0.9, 0.5], &[0.0, 1.0, 0.5]), (&[1.0, 0.0, 1.0], &[0.75, 0.0, 0.75]), (&[0.2, 0.2], &[0.5, 0.5])];
+    let cases: [(&[f64], &[f64]); 5] = [
+        (&[], &[]),
+        (&[0.3], &[0.5]),
+        (&[0.1, 0.9, 0.5], &[0.0, 1.0, 0.5]),
+        (&[1.0, 0.0, 1.0], &[0.75, 0.0, 0.75]),
+        (&[0.2, 0.2], &[0.5, 0.5]),
+    ];
     for (values, want) in cases {
         assert_eq!(percentile_ranks(values), want, "{values:?}");
     }
@@ -72,11 +78,17 @@ fn boundary_coherence_rewards_cuts_between_unlike_sentences() {
         // Both chunks: within ¾, across 0.
         (&["Apples are red. Apricots are orange.", "Bananas are yellow. Blueberries are blue."], (1.0 + 0.75) / 2.0),
         // d = ½ − ¾, 0 − ¾, ½ − ¾ (a one-sentence chunk counts ½, the mean rank).
-        (&["Apples are red.", "Apricots are orange. Bananas are yellow.", "Blueberries are blue."], (1.0 + (-0.25 - 0.75 - 0.25) / 3.0) / 2.0),
+        (
+            &["Apples are red.", "Apricots are orange. Bananas are yellow.", "Blueberries are blue."],
+            (1.0 + (-0.25 - 0.75 - 0.25) / 3.0) / 2.0,
+        ),
         // One chunk: nothing across, within is the mean of ¾, 0, ¾.
         (&[AABB], (1.0 + 0.5) / 2.0),
         // Every sentence alone: d = ½ − ¾, ½ − ⅜, ½ − ⅜, ½ − ¾.
-        (&["Apples are red.", "Apricots are orange.", "Bananas are yellow.", "Blueberries are blue."], (1.0 + (-0.25 + 0.125 + 0.125 - 0.25) / 4.0) / 2.0),
+        (
+            &["Apples are red.", "Apricots are orange.", "Bananas are yellow.", "Blueberries are blue."],
+            (1.0 + (-0.25 + 0.125 + 0.125 - 0.25) / 4.0) / 2.0,
+        ),
     ];
     for (texts, want) in cases {
         let got = boundary_coherence(&chunks_of(AABB, texts), &sentences);
@@ -122,7 +134,10 @@ fn the_total_weighs_the_terms_as_the_seed_does() {
     let cases = [
         (QualityScore { size_variance: 0.0, boundary_coherence: 1.0, density: 1.0, overlap: 0.1 }, 1.0),
         (QualityScore { size_variance: 1.0, boundary_coherence: 0.0, density: 0.0, overlap: 1.0 }, 0.2 * 0.1),
-        (QualityScore { size_variance: 0.25, boundary_coherence: 0.5, density: 0.8, overlap: 0.0 }, 0.3 * 0.75 + 0.3 * 0.5 + 0.2 * 0.8 + 0.2 * 0.9),
+        (
+            QualityScore { size_variance: 0.25, boundary_coherence: 0.5, density: 0.8, overlap: 0.0 },
+            0.3 * 0.75 + 0.3 * 0.5 + 0.2 * 0.8 + 0.2 * 0.9,
+        ),
     ];
     for (score, want) in cases {
         assert!(close(score.total(), want), "{score:?}: {}", score.total());
@@ -133,7 +148,8 @@ fn the_total_weighs_the_terms_as_the_seed_does() {
 fn the_split_at_the_topic_change_scores_higher() {
     let sentences = SentenceVectors::new(AABB, &mut TwoDirections).unwrap();
     let good = chunks_of(AABB, &["Apples are red. Apricots are orange.", "Bananas are yellow. Blueberries are blue."]);
-    let bad = chunks_of(AABB, &["Apples are red.", "Apricots are orange. Bananas are yellow.", "Blueberries are blue."]);
+    let bad =
+        chunks_of(AABB, &["Apples are red.", "Apricots are orange. Bananas are yellow.", "Blueberries are blue."]);
     assert!(quality_score(AABB, &good, &sentences).total() > quality_score(AABB, &bad, &sentences).total());
 }
 
@@ -182,7 +198,10 @@ fn adaptive_returns_the_best_scoring_candidate_as_it_made_it() {
             let cfg = config(json!({"max_size": max}));
             let (chunks, report) = adaptive(doc, &cfg);
             let scores = report["scores"].as_object().unwrap();
-            assert_eq!(scores.keys().map(String::as_str).collect::<std::collections::BTreeSet<_>>(), std::collections::BTreeSet::from(CANDIDATES.map(Strategy::name)));
+            assert_eq!(
+                scores.keys().map(String::as_str).collect::<std::collections::BTreeSet<_>>(),
+                std::collections::BTreeSet::from(CANDIDATES.map(Strategy::name))
+            );
             let chosen = report["chosen"].as_str().unwrap();
             let best = scores.values().map(|v| v.as_f64().unwrap()).fold(f64::MIN, f64::max);
             assert_eq!(scores[chosen].as_f64().unwrap(), best, "{max}: {report}");

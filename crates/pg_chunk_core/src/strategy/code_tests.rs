@@ -41,7 +41,10 @@ fn simple_definitions<'d>(doc: &'d str, language: &str) -> Vec<(usize, usize, &'
     for (k, &(start, text)) in lines.iter().enumerate() {
         let rest = text.trim_start_matches("pub(crate) ").trim_start_matches("pub ");
         let is_def = match language {
-            "rust" => ["fn ", "struct ", "enum ", "impl", "trait ", "mod "].iter().any(|kw| rest.starts_with(kw)) && !text.ends_with(';'),
+            "rust" => {
+                ["fn ", "struct ", "enum ", "impl", "trait ", "mod "].iter().any(|kw| rest.starts_with(kw))
+                    && !text.ends_with(';')
+            }
             "python" => ["def ", "class ", "async def "].iter().any(|kw| text.starts_with(kw)),
             _ => text.starts_with("CREATE "),
         };
@@ -66,7 +69,13 @@ fn simple_definitions<'d>(doc: &'d str, language: &str) -> Vec<(usize, usize, &'
 
 /// Every chunk that starts inside a definition starts after a blank line, or is cut where no
 /// blank line was near enough (its block is larger than half the cap), and repeats the signature.
-fn assert_definitions_cut_at_blank_lines(name: &str, doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], defs: &[(usize, usize, &str)]) {
+fn assert_definitions_cut_at_blank_lines(
+    name: &str,
+    doc: &str,
+    cfg: &ChunkConfig,
+    chunks: &[Chunk],
+    defs: &[(usize, usize, &str)],
+) {
     for &(start, end, signature) in defs {
         for (k, c) in chunks.iter().enumerate().filter(|(_, c)| start < c.start && c.start < end) {
             let gap = &doc[chunks[k - 1].end..c.start];
@@ -81,7 +90,10 @@ fn assert_definitions_cut_at_blank_lines(name: &str, doc: &str, cfg: &ChunkConfi
                 assert!(block > cfg.max_size.value / 2, "{place}: its block of {block} would have fitted");
             }
             let context = c.context.as_deref().unwrap_or_else(|| panic!("{place}: no context"));
-            assert!(context.starts_with(signature.trim_end_matches(['(', '{']).trim_end()), "{place}: context {context:?}");
+            assert!(
+                context.starts_with(signature.trim_end_matches(['(', '{']).trim_end()),
+                "{place}: context {context:?}"
+            );
             assert_eq!(c.metadata.get("signature_repeated"), Some(&json!(true)), "{place}");
         }
     }
@@ -98,8 +110,14 @@ fn real_files_keep_every_definition_whole_or_cut_at_its_blank_lines() {
             assert_definitions_cut_at_blank_lines(name, &doc, &cfg, &chunks, &defs);
             checked += chunks.iter().filter(|c| c.context.is_some()).count();
             // A definition well within the cap is never cut.
-            for &(start, end, signature) in defs.iter().filter(|(s, e, _)| measure(&doc[*s..*e], cfg.max_size.unit, &EstimatedTokens) * 2 <= cfg.max_size.value) {
-                assert!(!chunks.iter().any(|c| start < c.start && c.start < end), "{name}, max {}: {signature:?} is cut", cfg.max_size);
+            for &(start, end, signature) in defs.iter().filter(|(s, e, _)| {
+                measure(&doc[*s..*e], cfg.max_size.unit, &EstimatedTokens) * 2 <= cfg.max_size.value
+            }) {
+                assert!(
+                    !chunks.iter().any(|c| start < c.start && c.start < end),
+                    "{name}, max {}: {signature:?} is cut",
+                    cfg.max_size
+                );
             }
         }
     }
@@ -114,13 +132,19 @@ fn real_files_hold_every_cap_with_the_signature_added() {
             let cap = cfg.max_size;
             for c in &chunks {
                 assert_eq!(meta(c, "language"), Some(language), "{name}");
-                assert!(["function", "class", "statement", "module", "block"].contains(&meta(c, "chunk_type").unwrap()), "{name}: {c:?}");
+                assert!(
+                    ["function", "class", "statement", "module", "block"].contains(&meta(c, "chunk_type").unwrap()),
+                    "{name}: {c:?}"
+                );
                 assert!(["code_boundary", "blank_line", "forced", "start"].contains(&c.split_reason), "{name}: {c:?}");
                 assert_eq!(c.context.is_some(), c.metadata.contains_key("signature_repeated"), "{name}: {c:?}");
                 let Some(context) = &c.context else { continue };
                 if measure(context, cap.unit, &EstimatedTokens) * 2 + 2 <= cap.value {
                     let embedded = format!("{context}\n{}", c.text(&doc));
-                    assert!(measure(&embedded, cap.unit, &EstimatedTokens) <= cap.value, "{name}, max {cap}: {embedded:?}");
+                    assert!(
+                        measure(&embedded, cap.unit, &EstimatedTokens) <= cap.value,
+                        "{name}, max {cap}: {embedded:?}"
+                    );
                 }
             }
         }
@@ -131,9 +155,20 @@ fn real_files_hold_every_cap_with_the_signature_added() {
 fn real_sql_starts_a_chunk_at_every_create_function() {
     let doc = include_str!("../../../../sql/queue.sql");
     let (_, chunks) = chunk(doc, json!({"max_size": 2000, "target_size": 1, "min_size": 0}));
-    let functions: Vec<&str> = chunks.iter().filter(|c| meta(c, "chunk_type") == Some("function")).filter_map(|c| meta(c, "function_name")).collect();
-    assert!(functions.contains(&"knowledge.process_queue") && functions.contains(&"knowledge.wait_for_queue"), "{functions:?}");
-    for (k, c) in chunks.iter().enumerate().filter(|(_, c)| c.split_reason == "code_boundary" && meta(c, "chunk_type") == Some("function")) {
+    let functions: Vec<&str> = chunks
+        .iter()
+        .filter(|c| meta(c, "chunk_type") == Some("function"))
+        .filter_map(|c| meta(c, "function_name"))
+        .collect();
+    assert!(
+        functions.contains(&"knowledge.process_queue") && functions.contains(&"knowledge.wait_for_queue"),
+        "{functions:?}"
+    );
+    for (k, c) in chunks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.split_reason == "code_boundary" && meta(c, "chunk_type") == Some("function"))
+    {
         let text = c.text(doc);
         let create = text.lines().find(|l| !l.starts_with("--")).unwrap();
         assert!(create.starts_with("CREATE FUNCTION"), "{text}");
@@ -144,7 +179,15 @@ fn real_sql_starts_a_chunk_at_every_create_function() {
 
 #[test]
 fn languages_are_named_or_detected() {
-    let named = [("Python", "python"), ("c++", "cpp"), ("TS", "typescript"), ("golang", "go"), ("PostgreSQL", "sql"), ("rs", "rust"), ("haskell", "haskell")];
+    let named = [
+        ("Python", "python"),
+        ("c++", "cpp"),
+        ("TS", "typescript"),
+        ("golang", "go"),
+        ("PostgreSQL", "sql"),
+        ("rs", "rust"),
+        ("haskell", "haskell"),
+    ];
     for (name, want) in named {
         assert_eq!(named_language(name).1, want, "{name}");
     }
@@ -174,7 +217,9 @@ fn languages_are_named_or_detected() {
 type Case = (&'static str, &'static str, &'static [(&'static str, &'static str, Option<&'static str>, &'static str)]);
 
 const BOUNDARY_RULES: &[Case] = &[
-    ("python", r#""""Module doc."""
+    (
+        "python",
+        r#""""Module doc."""
 import os
 
 # Connects.
@@ -200,11 +245,15 @@ if __name__ == "__main__":
     connect("h", 1)
 "#,
         &[
-            ("\"\"\"Module doc.\"\"\"", "module", None, "start"), ("# Connects.", "function", Some("connect"), "code_boundary"),
-            ("class Pool:", "class", Some("Pool"), "code_boundary"), ("if __name__ == \"__main__\":", "block", None, "code_boundary"),
+            ("\"\"\"Module doc.\"\"\"", "module", None, "start"),
+            ("# Connects.", "function", Some("connect"), "code_boundary"),
+            ("class Pool:", "class", Some("Pool"), "code_boundary"),
+            ("if __name__ == \"__main__\":", "block", None, "code_boundary"),
         ],
     ),
-    ("rust", r##"use std::fmt;
+    (
+        "rust",
+        r##"use std::fmt;
 
 const LIMIT: usize = 3;
 
@@ -231,12 +280,16 @@ macro_rules! twice {
 }
 "##,
         &[
-            ("use std::fmt;", "module", None, "start"), ("/// A point.", "class", Some("Point"), "code_boundary"),
+            ("use std::fmt;", "module", None, "start"),
+            ("/// A point.", "class", Some("Point"), "code_boundary"),
             ("impl fmt::Display for Point {", "class", Some("fmt::Display for Point"), "code_boundary"),
-            ("pub(crate) fn braces(c: char) -> bool {", "function", Some("braces"), "code_boundary"), ("macro_rules! twice {", "function", Some("twice"), "code_boundary"),
+            ("pub(crate) fn braces(c: char) -> bool {", "function", Some("braces"), "code_boundary"),
+            ("macro_rules! twice {", "function", Some("twice"), "code_boundary"),
         ],
     ),
-    ("javascript", r#"import { x } from "./x.js";
+    (
+        "javascript",
+        r#"import { x } from "./x.js";
 
 // Adds.
 export function add(a, b) {
@@ -258,12 +311,17 @@ export default async function* gen() {
 }
 "#,
         &[
-            ("import { x } from \"./x.js\";", "module", None, "start"), ("// Adds.", "function", Some("add"), "code_boundary"),
-            ("export const square = (n) => {", "function", Some("square"), "code_boundary"), ("const LIMIT = 10;", "block", None, "code_boundary"),
-            ("class Counter {", "class", Some("Counter"), "code_boundary"), ("export default async function* gen() {", "function", Some("gen"), "code_boundary"),
+            ("import { x } from \"./x.js\";", "module", None, "start"),
+            ("// Adds.", "function", Some("add"), "code_boundary"),
+            ("export const square = (n) => {", "function", Some("square"), "code_boundary"),
+            ("const LIMIT = 10;", "block", None, "code_boundary"),
+            ("class Counter {", "class", Some("Counter"), "code_boundary"),
+            ("export default async function* gen() {", "function", Some("gen"), "code_boundary"),
         ],
     ),
-    ("java", r#"package demo;
+    (
+        "java",
+        r#"package demo;
 
 import java.util.List;
 
@@ -286,11 +344,14 @@ interface Named {
 }
 "#,
         &[
-            ("package demo;", "module", None, "start"), ("/** A greeter. */", "class", Some("Greeter"), "code_boundary"),
+            ("package demo;", "module", None, "start"),
+            ("/** A greeter. */", "class", Some("Greeter"), "code_boundary"),
             ("interface Named {", "class", Some("Named"), "code_boundary"),
         ],
     ),
-    ("go", r#"package main
+    (
+        "go",
+        r#"package main
 
 import "fmt"
 
@@ -308,11 +369,15 @@ func main() {
 }
 "#,
         &[
-            ("package main", "module", None, "start"), ("// Point is a point.", "class", Some("Point"), "code_boundary"),
-            ("func (p *Point) String() string {", "function", Some("String"), "code_boundary"), ("func main() {", "function", Some("main"), "code_boundary"),
+            ("package main", "module", None, "start"),
+            ("// Point is a point.", "class", Some("Point"), "code_boundary"),
+            ("func (p *Point) String() string {", "function", Some("String"), "code_boundary"),
+            ("func main() {", "function", Some("main"), "code_boundary"),
         ],
     ),
-    ("c", r#"#include <stdio.h>
+    (
+        "c",
+        r#"#include <stdio.h>
 
 #define MAX 10
 
@@ -335,11 +400,16 @@ int main(void) {
 }
 "#,
         &[
-            ("#include <stdio.h>", "module", None, "start"), ("/* Adds", "function", Some("add"), "code_boundary"), ("int prototype(int x);", "block", None, "code_boundary"),
-            ("struct point {", "class", Some("point"), "code_boundary"), ("int main(void) {", "function", Some("main"), "code_boundary"),
+            ("#include <stdio.h>", "module", None, "start"),
+            ("/* Adds", "function", Some("add"), "code_boundary"),
+            ("int prototype(int x);", "block", None, "code_boundary"),
+            ("struct point {", "class", Some("point"), "code_boundary"),
+            ("int main(void) {", "function", Some("main"), "code_boundary"),
         ],
     ),
-    ("cpp", r#"#include <vector>
+    (
+        "cpp",
+        r#"#include <vector>
 
 namespace geo {
 int area(int w, int h) { return w * h; }
@@ -355,11 +425,15 @@ void Box<int>::print() const {
 }
 "#,
         &[
-            ("#include <vector>", "module", None, "start"), ("namespace geo {", "class", Some("geo"), "code_boundary"),
-            ("template <typename T>", "class", Some("Box"), "code_boundary"), ("void Box<int>::print() const {", "function", Some("Box<int>::print"), "code_boundary"),
+            ("#include <vector>", "module", None, "start"),
+            ("namespace geo {", "class", Some("geo"), "code_boundary"),
+            ("template <typename T>", "class", Some("Box"), "code_boundary"),
+            ("void Box<int>::print() const {", "function", Some("Box<int>::print"), "code_boundary"),
         ],
     ),
-    ("sql", r#"-- Items.
+    (
+        "sql",
+        r#"-- Items.
 CREATE TABLE items (
     id int PRIMARY KEY,
     body text NOT NULL DEFAULT ';'
@@ -378,15 +452,20 @@ END
 $fn$;
 "#,
         &[
-            ("-- Items.", "statement", Some("items"), "code_boundary"), ("CREATE INDEX items_body ON items (body);", "statement", Some("items_body"), "code_boundary"),
+            ("-- Items.", "statement", Some("items"), "code_boundary"),
+            ("CREATE INDEX items_body ON items (body);", "statement", Some("items_body"), "code_boundary"),
             ("INSERT INTO items VALUES (1, 'a;b');", "block", None, "code_boundary"),
             ("CREATE OR REPLACE FUNCTION touch(i int) RETURNS void", "function", Some("touch"), "code_boundary"),
         ],
     ),
-    ("haskell", r#"main = print 1
+    (
+        "haskell",
+        r#"main = print 1
 
 square x = x * x
-"#, &[("main = print 1", "block", None, "start")]),
+"#,
+        &[("main = print 1", "block", None, "start")],
+    ),
 ];
 
 #[test]
@@ -394,7 +473,17 @@ fn each_language_cuts_at_its_definitions() {
     for &(language, doc, want) in BOUNDARY_RULES {
         // A target of one character keeps every definition and block in a chunk of its own.
         let (_, chunks) = chunk(doc, json!({"language": language, "max_size": 2000, "target_size": 1, "min_size": 0}));
-        let got: Vec<_> = chunks.iter().map(|c| (c.text(doc).lines().next().unwrap(), meta(c, "chunk_type").unwrap(), meta(c, "function_name"), c.split_reason)).collect();
+        let got: Vec<_> = chunks
+            .iter()
+            .map(|c| {
+                (
+                    c.text(doc).lines().next().unwrap(),
+                    meta(c, "chunk_type").unwrap(),
+                    meta(c, "function_name"),
+                    c.split_reason,
+                )
+            })
+            .collect();
         assert_eq!(got, want.to_vec(), "{language}");
         assert!(chunks.iter().all(|c| meta(c, "language") == Some(language) && c.context.is_none()), "{language}");
     }
@@ -407,13 +496,22 @@ fn small_definitions_are_packed_up_to_the_target() {
     assert_eq!(chunks.len(), 1);
     assert_eq!((meta(&chunks[0], "function_name"), chunks[0].split_reason), (Some("a"), "code_boundary"));
     let (_, chunks) = chunk(doc, json!({"max_size": 2000, "target_size": 45, "min_size": 0}));
-    assert_eq!(chunks.iter().map(|c| c.text(doc)).collect::<Vec<_>>(), ["def a():\n    return 1\n\n\ndef b():\n    return 2", "def c():\n    return 3"]);
+    assert_eq!(
+        chunks.iter().map(|c| c.text(doc)).collect::<Vec<_>>(),
+        ["def a():\n    return 1\n\n\ndef b():\n    return 2", "def c():\n    return 3"]
+    );
 }
 
 #[test]
 fn a_large_class_is_cut_between_its_methods_with_the_signature_repeated() {
     // Blocks of 78 characters: a gap inside the first method already leaves more than half the cap.
-    let body = |name: &str| format!("    def {name}(self):\n        first = [{}]\n\n        second = [{}]\n\n        return first + second\n", "1, ".repeat(22), "2, ".repeat(22));
+    let body = |name: &str| {
+        format!(
+            "    def {name}(self):\n        first = [{}]\n\n        second = [{}]\n\n        return first + second\n",
+            "1, ".repeat(22),
+            "2, ".repeat(22)
+        )
+    };
     let doc = format!("class Pool:\n{}\n{}", body("first_method"), body("second_method"));
     let (_, chunks) = chunk(&doc, json!({"max_size": 400, "language": "python"}));
     assert_eq!(chunks.len(), 2, "{:#?}", chunks.iter().map(|c| c.text(&doc)).collect::<Vec<_>>());

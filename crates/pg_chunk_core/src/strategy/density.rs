@@ -51,14 +51,22 @@ pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -
     let mut next_reason = "start";
     for i in 0..units.len() {
         if !sizes.fits(i, i, max) {
-            pieces.extend(force_split(doc, units[i].start, units[i].end, max, tokens).into_iter().map(|(s, e)| Piece::Forced(s, e)));
+            pieces.extend(
+                force_split(doc, units[i].start, units[i].end, max, tokens)
+                    .into_iter()
+                    .map(|(s, e)| Piece::Forced(s, e)),
+            );
             next_reason = "size";
             continue;
         }
         let reason = match pieces.last_mut() {
             // A chunk that passed the limit (with min_size) closes whatever the next sentence's
             // size: density is checked first.
-            Some(Piece::Packed(run, _)) if chunk_chars.entropy() > limit && sizes.run(run.first, run.last, min.unit) >= min.value => "density",
+            Some(Piece::Packed(run, _))
+                if chunk_chars.entropy() > limit && sizes.run(run.first, run.last, min.unit) >= min.value =>
+            {
+                "density"
+            }
             Some(Piece::Packed(run, _)) if !sizes.fits(run.first, i, max) => "size",
             Some(Piece::Packed(run, _)) => {
                 chunk_chars.add(&doc[units[run.last].end..units[i].end]);

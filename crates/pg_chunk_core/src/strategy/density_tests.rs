@@ -1,5 +1,7 @@
 use super::*;
-use crate::strategy::test_support::{chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, HI_EN, SAMPLE, ZH_EN};
+use crate::strategy::test_support::{
+    chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, HI_EN, SAMPLE, ZH_EN,
+};
 use serde_json::{json, Value};
 
 /// Chunks `doc` with the density strategy through `chunk_document` and checks the contract.
@@ -73,7 +75,12 @@ fn a_sentence_above_the_cap_is_force_split() {
     let long = format!("Alpha {} end.", "bravo ".repeat(20).trim());
     let doc = format!("{LOW} {long} {LOW}");
     let chunks = chunk(&doc, json!({"max_size": 40, "min_size": 0}));
-    assert_eq!(reasons(&chunks), ["start", "forced", "forced", "forced", "forced", "size"], "{:#?}", texts(&doc, &chunks));
+    assert_eq!(
+        reasons(&chunks),
+        ["start", "forced", "forced", "forced", "forced", "size"],
+        "{:#?}",
+        texts(&doc, &chunks)
+    );
 }
 
 #[test]

@@ -44,7 +44,12 @@ use crate::sentences::{split_sentences, Span};
 use crate::size::{Size, TokenCounter};
 use serde_json::{json, Value};
 
-pub fn hierarchical_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+pub fn hierarchical_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    embedder: &mut dyn Embedder,
+    tokens: &dyn TokenCounter,
+) -> Result<Vec<Chunk>, ChunkError> {
     let mut embedder = CachedEmbedder::new(embedder);
     let sentences = split_sentences(doc);
     let parents = semantic_chunks_of(doc, &sentences, &parent_config(cfg), &mut embedder, tokens)?;
@@ -74,7 +79,9 @@ pub fn hierarchical_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embe
             let mut child_chunk = Chunk::new(child.start, child.end, reason, None);
             child_chunk.core_start = child.core_start;
             child_indexes.push(chunks.len());
-            chunks.push(child_chunk.with("level", "child").with("relationships", json!([format!("parent:{parent_index}")])));
+            chunks.push(
+                child_chunk.with("level", "child").with("relationships", json!([format!("parent:{parent_index}")])),
+            );
         }
         chunks[parent_index].metadata.insert("children".to_string(), Value::from(child_indexes));
     }

@@ -35,7 +35,10 @@ fn check_tree(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk]) {
     while k < chunks.len() {
         let parent = &chunks[k];
         assert_eq!(level(parent), "parent", "chunk {k} should be a parent: {chunks:#?}");
-        assert!(size(parent, parent_cap) <= parent_cap.value || parent.text(doc).chars().count() == 1, "parent {k} above {parent_cap}");
+        assert!(
+            size(parent, parent_cap) <= parent_cap.value || parent.text(doc).chars().count() == 1,
+            "parent {k} above {parent_cap}"
+        );
         let children: Vec<usize> = (k + 1..chunks.len()).take_while(|&i| level(&chunks[i]) == "child").collect();
         assert!(!children.is_empty(), "parent {k} has no child");
         assert_eq!(parent.metadata["children"], json!(children), "parent {k}");
@@ -43,13 +46,20 @@ fn check_tree(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk]) {
             let child = &chunks[i];
             assert_eq!(child.metadata["relationships"], json!([format!("parent:{k}")]), "child {i}");
             assert!(child.start >= parent.core_start && child.end <= parent.end, "child {i} outside parent {k}");
-            assert!(size(child, cfg.target_size) <= cfg.target_size.value || child.text(doc).chars().count() == 1, "child {i} above {}", cfg.target_size);
+            assert!(
+                size(child, cfg.target_size) <= cfg.target_size.value || child.text(doc).chars().count() == 1,
+                "child {i} above {}",
+                cfg.target_size
+            );
         }
         let (first, last) = (&chunks[children[0]], &chunks[children[children.len() - 1]]);
         assert_eq!((first.core_start, last.end), (parent.core_start, parent.end), "children of {k} cover its own text");
         if size(parent, cfg.target_size) <= cfg.target_size.value {
             assert_eq!(children.len(), 1, "parent {k} fits the target: one child");
-            assert_eq!((first.start, first.end, first.split_reason), (parent.core_start, parent.end, parent.split_reason));
+            assert_eq!(
+                (first.start, first.end, first.split_reason),
+                (parent.core_start, parent.end, parent.split_reason)
+            );
         }
         k = children[children.len() - 1] + 1;
     }
@@ -65,8 +75,19 @@ const TWO_TOPICS: &str = "Bees carry pollen from flower to flower in the meadow.
 fn parents_pack_to_twice_the_target_and_children_to_the_target() {
     let cfg = config(json!({"target_size": 60, "max_size": 1000, "min_size": 0, "inline_threshold": 0}));
     let chunks = hierarchical(TWO_TOPICS, &cfg);
-    let shape: Vec<(&str, &str)> = chunks.iter().map(|c| (level(c), c.text(TWO_TOPICS).split(' ').next().unwrap())).collect();
-    assert_eq!(shape, [("parent", "Bees"), ("child", "Bees"), ("child", "Worker"), ("parent", "The"), ("child", "The"), ("child", "Borrow")]);
+    let shape: Vec<(&str, &str)> =
+        chunks.iter().map(|c| (level(c), c.text(TWO_TOPICS).split(' ').next().unwrap())).collect();
+    assert_eq!(
+        shape,
+        [
+            ("parent", "Bees"),
+            ("child", "Bees"),
+            ("child", "Worker"),
+            ("parent", "The"),
+            ("child", "The"),
+            ("child", "Borrow")
+        ]
+    );
     assert_eq!(chunks[0].metadata["children"], json!([1, 2]));
     assert_eq!(chunks[3].metadata["children"], json!([4, 5]));
     for (i, parent) in [(1, 0), (2, 0), (4, 3), (5, 3)] {
@@ -82,7 +103,10 @@ fn the_parent_cap_is_twice_the_target_but_never_above_max_size() {
         (json!({"target_size": 100, "max_size": 400}), Size::chars(200)),
         (json!({"target_size": 300, "max_size": 400}), Size::chars(400)),
         (json!({}), Size::chars(1000)),
-        (json!({"target_size": "20 words", "max_size": "50 words"}), Size { value: 40, unit: crate::size::SizeUnit::Words }),
+        (
+            json!({"target_size": "20 words", "max_size": "50 words"}),
+            Size { value: 40, unit: crate::size::SizeUnit::Words },
+        ),
         (json!({"target_size": "20 words", "max_size": 300}), Size::chars(300)),
     ];
     for (cfg, want) in cases {
@@ -180,12 +204,20 @@ fn sentences_are_embedded_once_for_both_levels() {
 fn every_child_of_a_forced_parent_is_forced() {
     // The fuzzer's input (fuzz/corpus/chunker/seed-hierarchical-forced-parent), as text.
     let doc = "A\u{0}BnD.\u{d}\u{d}\u{a}\u{a}\u{9} \u{a0}\u{3000} tacalifragilisticex\u{f}\u{0}?\u{3}\u{0}\u{3}\u{1}\u{0}\u{0}@isticexpialidoction.(are!] \u{ab}Guillamets.\u{bb} \u{201e}L. 3 shows it. No. 5 r. 12. Ph.D. st here. Nnd vol.\u{0}2, pr. 24. Ph.D. student. 12. \u{17}Ph.D. studen\u{d}\u{d}\u{d}\u{d}\u{d}! ... . ! ? ?! !!! ";
-    let cfg = config(json!({"max_size": "4 tokens", "min_size": "0 tokens", "target_size": "1 tokens", "overlap": "2 sentences", "smoothing": 2, "inline_threshold": 0}));
+    let cfg = config(
+        json!({"max_size": "4 tokens", "min_size": "0 tokens", "target_size": "1 tokens", "overlap": "2 sentences", "smoothing": 2, "inline_threshold": 0}),
+    );
     let chunks = hierarchical(doc, &cfg);
-    let forced_parents: Vec<usize> = (0..chunks.len()).filter(|&i| level(&chunks[i]) == "parent" && chunks[i].split_reason == "forced").collect();
+    let forced_parents: Vec<usize> =
+        (0..chunks.len()).filter(|&i| level(&chunks[i]) == "parent" && chunks[i].split_reason == "forced").collect();
     assert!(!forced_parents.is_empty());
     for child in chunks.iter().filter(|c| level(c) == "child") {
-        let parent = child.metadata["relationships"][0].as_str().unwrap().trim_start_matches("parent:").parse::<usize>().unwrap();
+        let parent = child.metadata["relationships"][0]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("parent:")
+            .parse::<usize>()
+            .unwrap();
         if forced_parents.contains(&parent) {
             assert_eq!(child.split_reason, "forced", "{child:?}");
         }

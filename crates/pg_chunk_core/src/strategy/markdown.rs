@@ -89,7 +89,9 @@ pub fn markdown_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) 
     let mut chunks = Vec::new();
     for (first, last) in merge_small_sections(&sections, &sizes, cfg.min_size, max) {
         let path = &sections[first].path;
-        for packed in pack(&blocks, &pieces, Run { first: sections[first].first, last: sections[last].last }, &sizes, max) {
+        for packed in
+            pack(&blocks, &pieces, Run { first: sections[first].first, last: sections[last].last }, &sizes, max)
+        {
             for run in within_cap(doc, &spans, packed, max, tokens) {
                 let mut chunk = section_chunk(&blocks, &pieces, run, path);
                 chunk.context = (cfg.heading_context && !path.is_empty()).then(|| path.join(" > "));
@@ -131,7 +133,8 @@ fn merge_small_sections(sections: &[Section], sizes: &UnitSizes<'_>, min: Size, 
     while first < sections.len() {
         let mut last = first;
         let small = |last: usize| sizes.run(sections[first].first, sections[last].last, min.unit) < min.value;
-        let joins = |next: &Section| next.level >= sections[first].level && sizes.fits(sections[first].first, next.last, max);
+        let joins =
+            |next: &Section| next.level >= sections[first].level && sizes.fits(sections[first].first, next.last, max);
         while small(last) && sections.get(last + 1).is_some_and(joins) {
             last += 1;
         }
@@ -149,7 +152,8 @@ fn pack(blocks: &[Block], pieces: &[Piece], group: Run, sizes: &UnitSizes<'_>, m
         return vec![group];
     }
     let is_heading = |p: usize| blocks[pieces[p].block].level > 0;
-    let (mut runs, mut run, mut only_headings) = (Vec::new(), Run { first: group.first, last: group.first }, is_heading(group.first));
+    let (mut runs, mut run, mut only_headings) =
+        (Vec::new(), Run { first: group.first, last: group.first }, is_heading(group.first));
     for p in group.first + 1..=group.last {
         let starts_cut_block = !pieces[p].whole && pieces[p].block != pieces[p - 1].block;
         if sizes.fits(run.first, p, max) && (only_headings || !starts_cut_block) {
@@ -172,7 +176,9 @@ fn pack(blocks: &[Block], pieces: &[Piece], group: Run, sizes: &UnitSizes<'_>, m
 fn within_cap(doc: &str, spans: &[Span], run: Run, max: Size, tokens: &dyn TokenCounter) -> Vec<Run> {
     let (mut runs, mut first) = (Vec::new(), run.first);
     while first <= run.last {
-        let above = |last: usize| max.unit == SizeUnit::Tokens && tokens.count_tokens(&doc[spans[first].start..spans[last].end]) > max.value;
+        let above = |last: usize| {
+            max.unit == SizeUnit::Tokens && tokens.count_tokens(&doc[spans[first].start..spans[last].end]) > max.value
+        };
         let last = (first + 1..=run.last).rev().find(|&last| !above(last)).unwrap_or(first);
         runs.push(Run { first, last });
         first = last + 1;
@@ -195,7 +201,9 @@ fn section_chunk(blocks: &[Block], pieces: &[Piece], run: Run, path: &[String]) 
             kinds.push(kind);
         }
     }
-    Chunk::new(held[0].span.start, held[held.len() - 1].span.end, reason, None).with("heading_path", path.to_vec()).with("blocks", kinds)
+    Chunk::new(held[0].span.start, held[held.len() - 1].span.end, reason, None)
+        .with("heading_path", path.to_vec())
+        .with("blocks", kinds)
 }
 
 /// Lines of a document, or of a list item's inside, and the column its blocks start at (`base`:
@@ -231,13 +239,17 @@ impl<'a> Reader<'a> {
     /// Columns of indentation past `base` (a tab advances to the next multiple of 4).
     fn indent(&self, i: usize) -> usize {
         let whitespace = self.text(i).chars().take_while(|c| matches!(c, ' ' | '\t'));
-        whitespace.fold(0usize, |columns, c| if c == '\t' { columns + 4 - columns % 4 } else { columns + 1 }).saturating_sub(self.base)
+        whitespace
+            .fold(0usize, |columns, c| if c == '\t' { columns + 4 - columns % 4 } else { columns + 1 })
+            .saturating_sub(self.base)
     }
 
     /// The document's blocks: front matter, when there is some, then [`Reader::blocks`].
     fn document_blocks(&self) -> Vec<Block> {
         let opens = !self.lines.is_empty() && self.text(0).trim_end() == "---";
-        let closing = (1..self.lines.len()).take_while(|&j| opens && !self.is_blank(j)).find(|&j| matches!(self.text(j).trim_end(), "---" | "..."));
+        let closing = (1..self.lines.len())
+            .take_while(|&j| opens && !self.is_blank(j))
+            .find(|&j| matches!(self.text(j).trim_end(), "---" | "..."));
         let mut blocks: Vec<Block> = closing.map(|last| self.block("front_matter", 0, last)).into_iter().collect();
         blocks.extend(self.blocks(closing.map_or(0, |last| last + 1)));
         blocks
@@ -257,7 +269,10 @@ impl<'a> Reader<'a> {
     /// The kind and last line of the block that starts at non-blank line `i`.
     fn block_at(&self, i: usize) -> (&'static str, usize) {
         if self.indent(i) >= 4 {
-            let last = (i + 1..self.lines.len()).take_while(|&j| self.is_blank(j) || self.indent(j) >= 4).filter(|&j| !self.is_blank(j)).last();
+            let last = (i + 1..self.lines.len())
+                .take_while(|&j| self.is_blank(j) || self.indent(j) >= 4)
+                .filter(|&j| !self.is_blank(j))
+                .last();
             return ("indented_code", last.unwrap_or(i));
         }
         let rest = self.text(i).trim_start();
@@ -271,7 +286,10 @@ impl<'a> Reader<'a> {
             return ("rule", i);
         }
         if rest.starts_with('>') {
-            return ("quote", self.last_line_while(i, |j| !self.interrupts(j) || self.text(j).trim_start().starts_with('>')));
+            return (
+                "quote",
+                self.last_line_while(i, |j| !self.interrupts(j) || self.text(j).trim_start().starts_with('>')),
+            );
         }
         if let Some(marker) = list_marker(rest) {
             return ("list_item", self.list_item_end(i, &marker));
@@ -305,12 +323,17 @@ impl<'a> Reader<'a> {
         }
         let rest = self.text(j).trim_start();
         let item = list_marker(rest).is_some_and(|m| !m.content.is_empty() && m.number.is_none_or(|n| n == 1));
-        item || fence_open(rest).is_some() || atx_heading(rest).is_some() || thematic_break(rest) || rest.starts_with('>') || self.table_starts(j)
+        item || fence_open(rest).is_some()
+            || atx_heading(rest).is_some()
+            || thematic_break(rest)
+            || rest.starts_with('>')
+            || self.table_starts(j)
     }
 
     fn table_starts(&self, i: usize) -> bool {
         let rest = self.text(i).trim_start();
-        let delimiter_follows = i + 1 < self.lines.len() && self.indent(i + 1) <= 3 && is_delimiter_row(self.text(i + 1).trim());
+        let delimiter_follows =
+            i + 1 < self.lines.len() && self.indent(i + 1) <= 3 && is_delimiter_row(self.text(i + 1).trim());
         self.indent(i) <= 3 && (rest.starts_with('|') || (rest.contains('|') && delimiter_follows))
     }
 
@@ -353,7 +376,10 @@ impl<'a> Reader<'a> {
         let span = Span { start: start + text.len() - text.trim_start().len(), end: start + text.trim_end().len() };
         let (level, title) = match (kind, atx_heading(self.text(first).trim_start())) {
             ("heading", Some((level, title))) => (level, title.to_string()),
-            ("heading", None) => (setext_level(self.text(last).trim()).unwrap_or(2), (first..last).map(|j| self.text(j).trim()).collect::<Vec<_>>().join(" ")),
+            ("heading", None) => (
+                setext_level(self.text(last).trim()).unwrap_or(2),
+                (first..last).map(|j| self.text(j).trim()).collect::<Vec<_>>().join(" "),
+            ),
             _ => (0, String::new()),
         };
         Block { kind, level, first_line: first, last_line: last, span, title }
@@ -363,8 +389,12 @@ impl<'a> Reader<'a> {
     /// of its text (rule 4 of the module comment).
     fn cut(&self, block: &Block, max: Size, tokens: &dyn TokenCounter, depth: usize, out: &mut Vec<Span>) {
         let fits = |span: Span| measure(span.text(self.doc), max.unit, tokens) <= max.value;
-        let forced = |span: Span| force_split(self.doc, span.start, span.end, max, tokens).into_iter().map(|(start, end)| Span { start, end });
-        if let Some(inside) = (block.kind == "list_item" && depth < MAX_NESTING).then(|| self.list_item_inside(block)).flatten() {
+        let forced = |span: Span| {
+            force_split(self.doc, span.start, span.end, max, tokens).into_iter().map(|(start, end)| Span { start, end })
+        };
+        if let Some(inside) =
+            (block.kind == "list_item" && depth < MAX_NESTING).then(|| self.list_item_inside(block)).flatten()
+        {
             let from = out.len();
             for inner in inside.blocks(0) {
                 if fits(inner.span) {
@@ -390,7 +420,11 @@ impl<'a> Reader<'a> {
             if line.start == line.end {
                 continue;
             }
-            let sentences = if prose && !fits(line) { split_sentences(line.text(self.doc)) } else { vec![Span { start: 0, end: line.end - line.start }] };
+            let sentences = if prose && !fits(line) {
+                split_sentences(line.text(self.doc))
+            } else {
+                vec![Span { start: 0, end: line.end - line.start }]
+            };
             for sentence in sentences {
                 let sentence = Span { start: start + sentence.start, end: start + sentence.end };
                 if fits(sentence) {
@@ -473,7 +507,9 @@ fn closes_fence(rest: &str, mark: u8, len: usize) -> bool {
 /// Three or more of the same `-`, `*` or `_`, spaces and tabs between them allowed.
 fn thematic_break(rest: &str) -> bool {
     let mark = rest.chars().next().filter(|c| matches!(c, '-' | '*' | '_'));
-    mark.is_some_and(|mark| rest.chars().all(|c| matches!(c, ' ' | '\t') || c == mark) && rest.matches(mark).count() >= 3)
+    mark.is_some_and(|mark| {
+        rest.chars().all(|c| matches!(c, ' ' | '\t') || c == mark) && rest.matches(mark).count() >= 3
+    })
 }
 
 /// A Setext underline (the line trimmed): `=`s make a level-1 heading, `-`s a level-2 one.

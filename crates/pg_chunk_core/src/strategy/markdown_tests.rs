@@ -1,6 +1,6 @@
 use super::*;
-use crate::strategy::test_support::{chunk_checked, reasons, texts, with_strategy};
 use crate::size::EstimatedTokens;
+use crate::strategy::test_support::{chunk_checked, reasons, texts, with_strategy};
 use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
 use proptest::strategy::Strategy as _;
 use serde_json::{json, Value};
@@ -16,7 +16,12 @@ fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
 }
 
 fn paths(chunks: &[Chunk]) -> Vec<Vec<String>> {
-    chunks.iter().map(|c| c.metadata["heading_path"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()).collect()
+    chunks
+        .iter()
+        .map(|c| {
+            c.metadata["heading_path"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect()
+        })
+        .collect()
 }
 
 /// Lines of `doc`: start offset and text without the line break.
@@ -136,9 +141,23 @@ fn assert_regions_whole(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], name: &s
         let text = &doc[region.start..region.end];
         let fits = measure(text, cfg.max_size.unit, &EstimatedTokens) <= cfg.max_size.value;
         let holder = chunks.iter().find(|c| c.start <= region.start && region.end <= c.end);
-        assert!(!fits || holder.is_some(), "{name}, max {}: {} cut although it fits:\n{text}", cfg.max_size, region.kind);
-        for c in chunks.iter().filter(|c| c.core_start < region.end && region.start < c.end && !(c.start <= region.start && region.end <= c.end)) {
-            assert_eq!(c.split_reason, "forced", "{name}, max {}: {} cut by a chunk not marked forced:\n{}", cfg.max_size, region.kind, c.text(doc));
+        assert!(
+            !fits || holder.is_some(),
+            "{name}, max {}: {} cut although it fits:\n{text}",
+            cfg.max_size,
+            region.kind
+        );
+        for c in chunks.iter().filter(|c| {
+            c.core_start < region.end && region.start < c.end && !(c.start <= region.start && region.end <= c.end)
+        }) {
+            assert_eq!(
+                c.split_reason,
+                "forced",
+                "{name}, max {}: {} cut by a chunk not marked forced:\n{}",
+                cfg.max_size,
+                region.kind,
+                c.text(doc)
+            );
         }
     }
 }
@@ -172,13 +191,21 @@ const FILES: [(&str, &str); 4] = [
 #[test]
 fn real_files_keep_fences_tables_and_list_items_whole() {
     for (name, doc) in FILES {
-        assert!(regions(doc).iter().any(|r| r.kind != "list item") || name != "README.md", "README.md has fences and tables to check");
+        assert!(
+            regions(doc).iter().any(|r| r.kind != "list item") || name != "README.md",
+            "README.md has fences and tables to check"
+        );
         for max in ["500 chars", "1500 chars", "4000 chars", "300 tokens", "120 words"] {
             let (cfg, chunks) = chunk_with(doc, json!({ "max_size": max }));
             assert!(chunks.len() > 1 || doc.len() < 500, "{name} in {max}: {} chunks", chunks.len());
             assert_regions_whole(doc, &cfg, &chunks, name);
             for (c, path) in chunks.iter().zip(paths(&chunks)) {
-                assert_eq!(path, headings_before(doc, c.core_start), "{name} in {max}: heading path of {:?}", c.text(doc));
+                assert_eq!(
+                    path,
+                    headings_before(doc, c.core_start),
+                    "{name} in {max}: heading path of {:?}",
+                    c.text(doc)
+                );
                 if c.split_reason == "heading" {
                     assert!(c.text(doc).starts_with('#'), "{name} in {max}: {:?}", c.text(doc));
                 }
@@ -191,7 +218,14 @@ fn real_files_keep_fences_tables_and_list_items_whole() {
 fn heading_path_follows_the_heading_tree() {
     let doc = "Intro before any heading.\n\n# Install\n\nInstall intro.\n\n## From source\n\nBuild it.\n\n### Linux ###\n\nUse apt.\n\n## From packages\n\nUse the package.\n\n# Usage\n\nCall it.\n";
     let chunks = chunk(doc, json!({"min_size": 0, "max_size": 1000}));
-    let want: [&[&str]; 6] = [&[], &["Install"], &["Install", "From source"], &["Install", "From source", "Linux"], &["Install", "From packages"], &["Usage"]];
+    let want: [&[&str]; 6] = [
+        &[],
+        &["Install"],
+        &["Install", "From source"],
+        &["Install", "From source", "Linux"],
+        &["Install", "From packages"],
+        &["Usage"],
+    ];
     assert_eq!(paths(&chunks), want.map(|p| p.iter().map(|t| t.to_string()).collect::<Vec<_>>()));
     assert_eq!(reasons(&chunks), ["start", "heading", "heading", "heading", "heading", "heading"]);
     assert_eq!(texts(doc, &chunks)[3], "### Linux ###\n\nUse apt.");
@@ -226,7 +260,10 @@ fn an_unclosed_fence_runs_to_the_end_and_hides_headings() {
     let chunks = chunk(doc, json!({"min_size": 0, "max_size": 1000}));
     assert_eq!(texts(doc, &chunks), [doc.trim_end()]);
     let chunks = chunk(doc, json!({"min_size": 0, "max_size": 60}));
-    assert_eq!(texts(doc, &chunks), ["# Code\n\nSome text here.", "```rust\nfn main() {}\n\n# not a heading\n\nmore code"]);
+    assert_eq!(
+        texts(doc, &chunks),
+        ["# Code\n\nSome text here.", "```rust\nfn main() {}\n\n# not a heading\n\nmore code"]
+    );
     assert_eq!((reasons(&chunks), paths(&chunks)), (vec!["heading", "block"], vec![vec!["Code".to_string()]; 2]));
 }
 
@@ -236,7 +273,11 @@ fn fences_with_info_strings_tildes_and_longer_runs_stay_whole() {
     let long = "````md\n```\ninner\n```\n\n# inside\n````";
     let doc = format!("# F\n\nAn introduction that is long enough to fill a chunk.\n\n{tilde}\n\nBetween the two.\n\n{long}\n\nEnd.\n");
     let (cfg, chunks) = chunk_with(&doc, json!({"min_size": 0, "max_size": 80}));
-    assert!(texts(&doc, &chunks).contains(&tilde) && texts(&doc, &chunks).iter().any(|t| t.contains(long)), "{:#?}", texts(&doc, &chunks));
+    assert!(
+        texts(&doc, &chunks).contains(&tilde) && texts(&doc, &chunks).iter().any(|t| t.contains(long)),
+        "{:#?}",
+        texts(&doc, &chunks)
+    );
     assert_regions_whole(&doc, &cfg, &chunks, "fences");
     assert_eq!(paths(&chunks).last().unwrap(), &["F"], "`# inside` is code");
 }
@@ -321,7 +362,11 @@ fn an_oversized_list_item_is_cut_between_its_inner_blocks() {
     let got = texts(&doc, &chunks);
     assert_eq!(
         got[..3],
-        ["1. Build the project, then run the test suite to check it.", fence, "Then read the output and compare it with expectations.\n2. Next."]
+        [
+            "1. Build the project, then run the test suite to check it.",
+            fence,
+            "Then read the output and compare it with expectations.\n2. Next."
+        ]
     );
     assert_eq!(reasons(&chunks), ["forced", "forced", "forced"]);
     assert_regions_whole(&doc, &cfg, &chunks, "list");

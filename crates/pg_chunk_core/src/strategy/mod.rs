@@ -46,7 +46,16 @@ pub struct Chunk {
 
 impl Chunk {
     fn new(start: usize, end: usize, split_reason: &'static str, first_unit: Option<usize>) -> Chunk {
-        Chunk { start, end, core_start: start, split_reason, token_count: 0, metadata: Map::new(), context: None, first_unit }
+        Chunk {
+            start,
+            end,
+            core_start: start,
+            split_reason,
+            token_count: 0,
+            metadata: Map::new(),
+            context: None,
+            first_unit,
+        }
     }
 
     /// The chunk with `key` set in its metadata.
@@ -75,7 +84,12 @@ pub fn check_document_size(doc: &str, cfg: &ChunkConfig) -> Result<(), ChunkErro
 
 /// Chunks `doc` with the strategy `cfg` names. Chunks come in document order, each within
 /// `cfg.max_size` (the hard cap), with `token_count` filled by `tokens`.
-pub fn chunk_document(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+pub fn chunk_document(
+    doc: &str,
+    cfg: &ChunkConfig,
+    embedder: &mut dyn Embedder,
+    tokens: &dyn TokenCounter,
+) -> Result<Vec<Chunk>, ChunkError> {
     check_document_size(doc, cfg)?;
     let mut chunks = strategy_chunks(doc, cfg, embedder, tokens)?;
     for chunk in &mut chunks {
@@ -91,7 +105,12 @@ pub fn chunk_document(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder,
 }
 
 /// The chunks `cfg.strategy` makes, before token counts, metadata and filters.
-fn strategy_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+fn strategy_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    embedder: &mut dyn Embedder,
+    tokens: &dyn TokenCounter,
+) -> Result<Vec<Chunk>, ChunkError> {
     Ok(match cfg.strategy {
         Strategy::Semantic => semantic::semantic_chunks(doc, cfg, embedder, tokens)?,
         Strategy::Fixed => fixed::fixed_chunks(doc, cfg.max_size, cfg.overlap, tokens),
@@ -106,13 +125,22 @@ fn strategy_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, to
 }
 
 /// Extends each chunk after the first backwards by `overlap`, as far as the hard cap allows.
-fn add_overlap(doc: &str, units: &[Span], chunks: &mut [Chunk], overlap: Overlap, max: Size, tokens: &dyn TokenCounter) {
+fn add_overlap(
+    doc: &str,
+    units: &[Span],
+    chunks: &mut [Chunk],
+    overlap: Overlap,
+    max: Size,
+    tokens: &dyn TokenCounter,
+) {
     for k in 1..chunks.len() {
         let previous_start = chunks[k - 1].start;
         let chunk = &chunks[k];
         let candidates: Vec<usize> = match (overlap, chunk.first_unit) {
             (Overlap::None, _) | (Overlap::Sentences(_), None) => continue,
-            (Overlap::Sentences(n), Some(first)) => units[first.saturating_sub(n)..first].iter().map(|u| u.start).filter(|&s| s >= previous_start).collect(),
+            (Overlap::Sentences(n), Some(first)) => {
+                units[first.saturating_sub(n)..first].iter().map(|u| u.start).filter(|&s| s >= previous_start).collect()
+            }
             (Overlap::Chars(n), _) => word_starts_before(doc, chunk.start, n, previous_start),
         };
         let start = widest_fitting_start(doc, &candidates, chunk.start, chunk.end, max, tokens);

@@ -57,7 +57,11 @@ pub fn add_quality_metadata(doc: &str, chunks: &mut [Chunk], embedder: &mut dyn 
     let vectors = if batch.is_empty() { None } else { Some(embedder.embed(&batch)?) };
     if let Some(vectors) = &vectors {
         if vectors.len() != batch.len() {
-            return Err(ChunkError::Embedding(format!("embedder returned {} vectors for {} sentences", vectors.len(), batch.len())));
+            return Err(ChunkError::Embedding(format!(
+                "embedder returned {} vectors for {} sentences",
+                vectors.len(),
+                batch.len()
+            )));
         }
     }
 
@@ -69,14 +73,23 @@ pub fn add_quality_metadata(doc: &str, chunks: &mut [Chunk], embedder: &mut dyn 
             Some(vectors) if sentences.len() >= 2 => mean_of_pairs(sentences.windows(2).map(|pair| {
                 let similarity = 1.0 - cosine_distance(vectors.row(row_of[pair[0]]), vectors.row(row_of[pair[1]]));
                 // A vector with NaN in it says as little as a zero vector.
-                if similarity.is_finite() { similarity } else { 0.0 }
+                if similarity.is_finite() {
+                    similarity
+                } else {
+                    0.0
+                }
             })),
             _ => 1.0,
         };
         let importance = SEMANTIC_WEIGHT * semantic_density.clamp(0.0, 1.0)
             + TOPIC_WEIGHT * topic_coherence.clamp(0.0, 1.0)
             + ENTROPY_WEIGHT * (entropy / ENTROPY_CEILING).clamp(0.0, 1.0);
-        for (key, value) in [("entropy", entropy), ("topic_coherence", topic_coherence), ("semantic_density", semantic_density), ("importance_score", importance)] {
+        for (key, value) in [
+            ("entropy", entropy),
+            ("topic_coherence", topic_coherence),
+            ("semantic_density", semantic_density),
+            ("importance_score", importance),
+        ] {
             chunk.metadata.insert(key.to_string(), round4(value).into());
         }
     }

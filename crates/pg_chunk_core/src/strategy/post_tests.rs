@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 
 #[test]
 fn each_filter_rule_drops_what_it_names_and_keeps_the_rest() {
-    let table_of_words = "| Name | Description |\n|------|-------------|\n| foo | does the thing well enough for everyone |";
+    let table_of_words =
+        "| Name | Description |\n|------|-------------|\n| foo | does the thing well enough for everyone |";
     let cjk = "周末我在家包饺子，先把面粉和水揉成光滑的面团。然后把馅料包进去。";
     let cases: &[(&str, Option<&str>)] = &[
         // separator: no letter or digit at all
@@ -19,7 +20,10 @@ fn each_filter_rule_drops_what_it_names_and_keeps_the_rest() {
         ("--- 1 ---", Some("drawing")),
         // heading: every non-empty line is an ATX heading
         ("# Title", Some("heading")),
-        ("## PostgreSQL indexes and the many uses they have in practice\n\n   ### Another heading line, long enough", Some("heading")),
+        (
+            "## PostgreSQL indexes and the many uses they have in practice\n\n   ### Another heading line, long enough",
+            Some("heading"),
+        ),
         ("#", Some("separator")),
         ("# Heading\nA paragraph under the heading with enough meaningful words to keep it.", None),
         ("#hashtag is not a heading but a word in a sentence with enough meaningful words.", None),
@@ -157,14 +161,21 @@ fn every_strategy_gets_metadata_in_range_on_real_text() {
         for c in &chunks {
             let get = |key: &str| number(c, key);
             assert!((0.0..=ENTROPY_CEILING).contains(&get("entropy")), "{strategy}: {:?}", c.metadata);
-            assert!((0.0..=1.0).contains(&get("topic_coherence")) && (-1.0..=1.0).contains(&get("semantic_density")), "{strategy}: {:?}", c.metadata);
+            assert!(
+                (0.0..=1.0).contains(&get("topic_coherence")) && (-1.0..=1.0).contains(&get("semantic_density")),
+                "{strategy}: {:?}",
+                c.metadata
+            );
             assert!((0.0..=1.0).contains(&get("importance_score")), "{strategy}: {:?}", c.metadata);
             for key in ["entropy", "topic_coherence", "semantic_density", "importance_score"] {
                 assert_eq!(get(key), round(get(key)), "{key} has 4 decimals");
             }
         }
     }
-    assert!(chunk(SAMPLE, json!({"max_size": 400})).iter().all(|c| !c.metadata.contains_key("entropy")), "metadata is opt-in");
+    assert!(
+        chunk(SAMPLE, json!({"max_size": 400})).iter().all(|c| !c.metadata.contains_key("entropy")),
+        "metadata is opt-in"
+    );
 }
 
 #[test]
@@ -175,13 +186,21 @@ fn filters_drop_separators_and_keep_the_prose() {
     let all = chunk(&doc, cfg.clone());
     // Recursive packs "---" with the heading, and the box with the short line.
     let reasons: Vec<Option<&str>> = all.iter().map(|c| drop_reason(c.text(&doc))).collect();
-    assert_eq!(reasons, [None, Some("short"), None, Some("drawing")], "{:#?}", all.iter().map(|c| c.text(&doc)).collect::<Vec<_>>());
+    assert_eq!(
+        reasons,
+        [None, Some("short"), None, Some("drawing")],
+        "{:#?}",
+        all.iter().map(|c| c.text(&doc)).collect::<Vec<_>>()
+    );
     let mut filtered_cfg = cfg;
     filtered_cfg["filters"] = json!(true);
     let kept = chunk(&doc, filtered_cfg);
     assert_eq!(kept.iter().map(|c| c.text(&doc)).collect::<Vec<_>>(), [prose, prose]);
     // Metadata is computed before filtering, on the chunks that remain the same.
-    let with_both = chunk(&doc, json!({"strategy": "recursive", "max_size": 80, "min_size": 0, "overlap": 0, "filters": true, "metadata": true}));
+    let with_both = chunk(
+        &doc,
+        json!({"strategy": "recursive", "max_size": 80, "min_size": 0, "overlap": 0, "filters": true, "metadata": true}),
+    );
     assert_eq!(with_both.len(), 2);
     assert!(with_both.iter().all(|c| c.metadata.contains_key("importance_score")));
 }

@@ -45,7 +45,11 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
             if sizes.fits(unit, unit, max) {
                 pieces.push(Piece::Packed(Run { first: unit, last: unit }, "sentence"));
             } else {
-                pieces.extend(force_split(doc, units[unit].start, units[unit].end, max, tokens).into_iter().map(|(s, e)| Piece::Forced(s, e)));
+                pieces.extend(
+                    force_split(doc, units[unit].start, units[unit].end, max, tokens)
+                        .into_iter()
+                        .map(|(s, e)| Piece::Forced(s, e)),
+                );
             }
         }
     }
@@ -64,7 +68,8 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
             })
             .collect();
         for run in merge_undersized(&runs, &sizes, &seams, cfg.min_size, max) {
-            let reason = group.iter().find_map(|p| matches!(p, Piece::Packed(r, _) if r.first == run.first).then_some(p));
+            let reason =
+                group.iter().find_map(|p| matches!(p, Piece::Packed(r, _) if r.first == run.first).then_some(p));
             let reason = match reason {
                 Some(Piece::Packed(_, reason)) => reason,
                 _ => "paragraph",

@@ -34,7 +34,11 @@ fn embed_units(doc: &str, units: &[Span], embedder: &mut dyn Embedder) -> Result
     let texts: Vec<&str> = units.iter().map(|u| u.text(doc)).collect();
     let vectors = embedder.embed(&texts)?;
     if vectors.len() != units.len() {
-        return Err(ChunkError::Embedding(format!("embedder returned {} vectors for {} sentences", vectors.len(), units.len())));
+        return Err(ChunkError::Embedding(format!(
+            "embedder returned {} vectors for {} sentences",
+            vectors.len(),
+            units.len()
+        )));
     }
     Ok(vectors)
 }
@@ -46,9 +50,10 @@ fn smoothed_curve(vectors: &Embeddings, cfg: &ChunkConfig) -> Vec<f64> {
 /// Only what the method needs: chunking with optimal segmentation computes no distance curve.
 fn analyse(vectors: &Embeddings, sizes: &UnitSizes<'_>, cfg: &ChunkConfig) -> Analysis {
     match cfg.boundaries {
-        Boundaries::Optimal { penalty } => {
-            Analysis { cuts: optimal_cuts(vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size)), smoothed: None }
-        }
+        Boundaries::Optimal { penalty } => Analysis {
+            cuts: optimal_cuts(vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size)),
+            smoothed: None,
+        },
         Boundaries::Threshold(rule) => {
             let smoothed = smoothed_curve(vectors, cfg);
             Analysis { cuts: find_cuts(&smoothed, rule), smoothed: Some(smoothed) }
@@ -58,16 +63,28 @@ fn analyse(vectors: &Embeddings, sizes: &UnitSizes<'_>, cfg: &ChunkConfig) -> An
 
 /// A short document within the cap stays whole (seed design 000's inline routing).
 fn is_inline(sizes: &UnitSizes<'_>, unit_count: usize, cfg: &ChunkConfig) -> bool {
-    sizes.run(0, unit_count - 1, crate::size::SizeUnit::Chars) < cfg.inline_threshold && sizes.fits(0, unit_count - 1, cfg.max_size)
+    sizes.run(0, unit_count - 1, crate::size::SizeUnit::Chars) < cfg.inline_threshold
+        && sizes.fits(0, unit_count - 1, cfg.max_size)
 }
 
-pub fn semantic_chunks(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+pub fn semantic_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    embedder: &mut dyn Embedder,
+    tokens: &dyn TokenCounter,
+) -> Result<Vec<Chunk>, ChunkError> {
     semantic_chunks_of(doc, &split_sentences(doc), cfg, embedder, tokens)
 }
 
 /// The semantic strategy over given units of `doc` (in order, not overlapping): what
 /// `hierarchical` uses to cut a parent at the document's own sentence boundaries.
-pub fn semantic_chunks_of(doc: &str, units: &[Span], cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Vec<Chunk>, ChunkError> {
+pub fn semantic_chunks_of(
+    doc: &str,
+    units: &[Span],
+    cfg: &ChunkConfig,
+    embedder: &mut dyn Embedder,
+    tokens: &dyn TokenCounter,
+) -> Result<Vec<Chunk>, ChunkError> {
     if units.is_empty() {
         return Ok(vec![]);
     }
@@ -81,11 +98,19 @@ pub fn semantic_chunks_of(doc: &str, units: &[Span], cfg: &ChunkConfig, embedder
 }
 
 /// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
-fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes<'_>, analysis: &Analysis, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+fn plan_chunks(
+    doc: &str,
+    units: &[Span],
+    sizes: &UnitSizes<'_>,
+    analysis: &Analysis,
+    cfg: &ChunkConfig,
+    tokens: &dyn TokenCounter,
+) -> Vec<Chunk> {
     let (seams, max) = (analysis.seams(), cfg.max_size);
     let runs = runs_from_cuts(units.len(), &analysis.cuts.is_cut);
     let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
-    let runs: Vec<Run> = runs.into_iter().flat_map(|run| split_oversized(run, sizes, seams, cfg.target_size, max)).collect();
+    let runs: Vec<Run> =
+        runs.into_iter().flat_map(|run| split_oversized(run, sizes, seams, cfg.target_size, max)).collect();
     // Splitting can leave a short remainder; merging again only joins what still fits.
     let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
 
@@ -93,7 +118,11 @@ fn plan_chunks(doc: &str, units: &[Span], sizes: &UnitSizes<'_>, analysis: &Anal
     for run in runs {
         if run.first == run.last && !sizes.fits(run.first, run.last, max) {
             let unit = units[run.first];
-            chunks.extend(force_split(doc, unit.start, unit.end, max, tokens).into_iter().map(|(s, e)| Chunk::new(s, e, "forced", None)));
+            chunks.extend(
+                force_split(doc, unit.start, unit.end, max, tokens)
+                    .into_iter()
+                    .map(|(s, e)| Chunk::new(s, e, "forced", None)),
+            );
             continue;
         }
         let reason = match run.first {
@@ -135,7 +164,12 @@ pub struct Explanation {
 }
 
 /// The curve, the threshold and each sentence's fate, for `knowledge.chunk_explain`.
-pub fn explain_semantic(doc: &str, cfg: &ChunkConfig, embedder: &mut dyn Embedder, tokens: &dyn TokenCounter) -> Result<Explanation, ChunkError> {
+pub fn explain_semantic(
+    doc: &str,
+    cfg: &ChunkConfig,
+    embedder: &mut dyn Embedder,
+    tokens: &dyn TokenCounter,
+) -> Result<Explanation, ChunkError> {
     super::check_document_size(doc, cfg)?;
     let units = split_sentences(doc);
     if units.is_empty() {

@@ -1,5 +1,5 @@
-use super::*;
 use super::test_support::{chunk_checked, texts};
+use super::*;
 use crate::lexical::LexicalEmbedder;
 use crate::size::{measure, EstimatedTokens, SizeUnit};
 use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
@@ -20,9 +20,30 @@ fn check_invariants(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk]) {
 /// expect exact cuts use `smoothing: 0`: ±1 smoothing blurs a boundary by one sentence.
 fn three_topics() -> String {
     let topics = [
-        ["The cat and the kitten sleep.", "A cat and a kitten purr softly.", "Every kitten follows the cat.", "The cat feeds the kitten milk.", "A kitten and a cat play with yarn.", "The old cat watches the kitten."],
-        ["The Rust compiler checks borrows.", "Rust borrows are checked by the compiler.", "The compiler rejects bad Rust borrows.", "Cargo runs the Rust compiler.", "Rust compiler errors explain borrows.", "The borrow checker is part of the Rust compiler."],
-        ["Bakers knead bread dough with flour.", "Bread dough needs flour and yeast.", "Flour and yeast make bread dough rise.", "Bakers bake the bread dough at dawn.", "Rye flour makes dark bread dough.", "Fresh bread comes from flour dough."],
+        [
+            "The cat and the kitten sleep.",
+            "A cat and a kitten purr softly.",
+            "Every kitten follows the cat.",
+            "The cat feeds the kitten milk.",
+            "A kitten and a cat play with yarn.",
+            "The old cat watches the kitten.",
+        ],
+        [
+            "The Rust compiler checks borrows.",
+            "Rust borrows are checked by the compiler.",
+            "The compiler rejects bad Rust borrows.",
+            "Cargo runs the Rust compiler.",
+            "Rust compiler errors explain borrows.",
+            "The borrow checker is part of the Rust compiler.",
+        ],
+        [
+            "Bakers knead bread dough with flour.",
+            "Bread dough needs flour and yeast.",
+            "Flour and yeast make bread dough rise.",
+            "Bakers bake the bread dough at dawn.",
+            "Rye flour makes dark bread dough.",
+            "Fresh bread comes from flour dough.",
+        ],
     ];
     topics.iter().map(|t| t.join(" ")).collect::<Vec<_>>().join(" ")
 }
@@ -30,7 +51,10 @@ fn three_topics() -> String {
 #[test]
 fn semantic_cuts_where_the_vocabulary_changes() {
     let doc = three_topics();
-    let chunks = chunk(&doc, json!({"inline_threshold": 0, "min_size": 100, "smoothing": 0, "threshold": {"type": "percentile", "value": 85}}));
+    let chunks = chunk(
+        &doc,
+        json!({"inline_threshold": 0, "min_size": 100, "smoothing": 0, "threshold": {"type": "percentile", "value": 85}}),
+    );
     let got = texts(&doc, &chunks);
     assert_eq!(got.len(), 3, "{got:#?}");
     assert!(got[0].starts_with("The cat and") && got[0].ends_with("watches the kitten."), "{got:#?}");
@@ -91,7 +115,11 @@ fn sentence_overlap_repeats_the_previous_sentence() {
     let doc = three_topics();
     let cfg = json!({"inline_threshold": 0, "min_size": 100, "smoothing": 0, "threshold": {"type": "percentile", "value": 85}, "overlap": "1 sentences"});
     let chunks = chunk(&doc, cfg);
-    assert!(doc[chunks[1].start..chunks[1].core_start].trim() == "The old cat watches the kitten.", "{:?}", texts(&doc, &chunks));
+    assert!(
+        doc[chunks[1].start..chunks[1].core_start].trim() == "The old cat watches the kitten.",
+        "{:?}",
+        texts(&doc, &chunks)
+    );
     assert_eq!(chunks[0].start, chunks[0].core_start);
 }
 
@@ -106,7 +134,10 @@ fn char_overlap_never_breaks_the_cap() {
 fn fixed_windows_overlap_at_word_starts() {
     let doc = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu";
     let chunks = chunk(doc, json!({"strategy": "fixed", "max_size": 20, "overlap": 6}));
-    assert_eq!(texts(doc, &chunks), ["alpha beta gamma", "gamma delta epsilon", "zeta eta theta iota", "iota kappa lambda mu"]);
+    assert_eq!(
+        texts(doc, &chunks),
+        ["alpha beta gamma", "gamma delta epsilon", "zeta eta theta iota", "iota kappa lambda mu"]
+    );
 }
 
 #[test]
@@ -115,7 +146,11 @@ fn recursive_packs_paragraphs_then_sentences() {
     let chunks = chunk(doc, json!({"strategy": "recursive", "max_size": 60, "min_size": 0, "overlap": 0}));
     assert_eq!(
         texts(doc, &chunks),
-        ["First paragraph is short.\n\nSecond paragraph is short too.", "Third one has two sentences.", "It is longer than the cap allows in one piece."]
+        [
+            "First paragraph is short.\n\nSecond paragraph is short too.",
+            "Third one has two sentences.",
+            "It is longer than the cap allows in one piece."
+        ]
     );
     assert_eq!(chunks.iter().map(|c| c.split_reason).collect::<Vec<_>>(), ["paragraph", "sentence", "sentence"]);
 }
@@ -158,12 +193,27 @@ fn explain_scores_optimal_cuts_against_the_penalty() {
 }
 
 fn size_strategy() -> impl proptest::strategy::Strategy<Value = Value> {
-    (1usize..400, prop::sample::select(vec!["chars", "words", "tokens"])).prop_map(|(n, unit)| json!(format!("{n} {unit}")))
+    (1usize..400, prop::sample::select(vec!["chars", "words", "tokens"]))
+        .prop_map(|(n, unit)| json!(format!("{n} {unit}")))
 }
 
 fn doc_strategy() -> impl proptest::strategy::Strategy<Value = String> {
     let fragment = prop::sample::select(vec![
-        "The cat sat. ", "Rust borrows! ", "e.g. this ", "3.14 ", "中文句子。", "हिन्दी वाक्य। ", "\n\n", "- item\n", "# Head\n", "…", "\"Quoted.\" ", "😀 ", "x", " ", "loooooooooooooooongword ",
+        "The cat sat. ",
+        "Rust borrows! ",
+        "e.g. this ",
+        "3.14 ",
+        "中文句子。",
+        "हिन्दी वाक्य। ",
+        "\n\n",
+        "- item\n",
+        "# Head\n",
+        "…",
+        "\"Quoted.\" ",
+        "😀 ",
+        "x",
+        " ",
+        "loooooooooooooooongword ",
     ]);
     prop_oneof![prop::collection::vec(fragment, 0..120).prop_map(|v| v.concat()), "\\PC{0,300}"]
 }

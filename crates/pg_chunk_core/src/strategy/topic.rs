@@ -52,7 +52,11 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
     for i in 0..units.len() {
         let words = keywords(units[i].text(doc));
         if !sizes.fits(i, i, max) {
-            pieces.extend(force_split(doc, units[i].start, units[i].end, max, tokens).into_iter().map(|(s, e)| Piece::Forced(s, e)));
+            pieces.extend(
+                force_split(doc, units[i].start, units[i].end, max, tokens)
+                    .into_iter()
+                    .map(|(s, e)| Piece::Forced(s, e)),
+            );
             next_reason = "size";
             continue;
         }
@@ -62,7 +66,9 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
             seams[i - 1] = 1.0 - coherence.unwrap_or(1.0) + if blank_line { PARAGRAPH_SEAM } else { 0.0 };
         }
         match pieces.last_mut() {
-            Some(Piece::Packed(run, _)) if coherence.is_none_or(|j| j >= COHERENCE_THRESHOLD) && sizes.fits(run.first, i, max) => {
+            Some(Piece::Packed(run, _))
+                if coherence.is_none_or(|j| j >= COHERENCE_THRESHOLD) && sizes.fits(run.first, i, max) =>
+            {
                 run.last = i;
                 chunk_words.extend(words);
             }
@@ -91,7 +97,15 @@ pub(super) enum Piece {
 /// Pieces to chunks: in each stretch of packed runs (forced pieces stay as they are), runs below
 /// `min_size` merge into a neighbour across the lower of `seams` while the result fits
 /// `max_size`; a merged run keeps the reason of its first run. Overlap is added last.
-pub(super) fn assemble(doc: &str, units: &[Span], sizes: &UnitSizes<'_>, pieces: &[Piece], seams: &[f64], cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+pub(super) fn assemble(
+    doc: &str,
+    units: &[Span],
+    sizes: &UnitSizes<'_>,
+    pieces: &[Piece],
+    seams: &[f64],
+    cfg: &ChunkConfig,
+    tokens: &dyn TokenCounter,
+) -> Vec<Chunk> {
     let mut chunks = Vec::with_capacity(pieces.len());
     for group in pieces.chunk_by(|a, b| matches!(a, Piece::Packed(..)) == matches!(b, Piece::Packed(..))) {
         let mut runs: Vec<(Run, &'static str)> = Vec::with_capacity(group.len());

