@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # README command 2: runs every test. Needs only what scripts/install.sh set up.
+#   0. the format (rustfmt.toml) and clippy, warnings denied
 #   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster
@@ -12,6 +13,10 @@ source scripts/lib.sh
 log=$(mktemp /tmp/pg_chunk-test.XXXXXX)
 trap 'rm -f "$log"' EXIT
 tested() { "$@" 2>&1 | tee -a "$log"; }
+
+step "format and lints: cargo fmt --check, cargo clippy -D warnings"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --features pg_test -- -D warnings
 
 step "pure crates: cargo test -p pg_chunk_core -p pg_chunk_embed"
 tested cargo test -p pg_chunk_core

@@ -3,6 +3,14 @@
 //! workers in `worker.rs`; the algorithms are in `crates/pg_chunk_core`, which knows nothing of
 //! PostgreSQL.
 
+// pgrx's own types: every fallible function returns pgrx's ErrorReport (large, and not ours to
+// box), and a function's result columns are spelled out in its TableIterator signature (a type
+// alias would hide the column names pgrx reads from it).
+#![allow(clippy::result_large_err, clippy::type_complexity)]
+// A panic on the SQL path is a backend ERROR with no SQLSTATE of ours: errors go through
+// errors.rs instead. Tests may unwrap.
+#![cfg_attr(not(any(test, feature = "pg_test")), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use pgrx::prelude::*;
 
 mod api;

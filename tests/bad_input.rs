@@ -332,7 +332,7 @@ fn every_function_refuses_bad_input_deliberately() {
         errors.join(", "),
         mismatches.len()
     );
-    timings.sort_by(|a, b| b.0.cmp(&a.0));
+    timings.sort_by_key(|t| std::cmp::Reverse(t.0));
     for (elapsed, label) in timings.iter().take(8) {
         println!("  slowest: {:>7.3} s  {label}", elapsed.as_secs_f64());
     }

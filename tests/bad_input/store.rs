@@ -29,7 +29,7 @@ pub(super) fn store(m: &mut Matrix) {
     m.add("document in the simple language", "INSERT INTO knowledge.documents (content, language, chunk_config) VALUES ('Bees fly. Lava flows.', 'simple', 'lex') RETURNING id", vec![], Check::Stored, ONE_ROW).rolled_back(&[]);
     m.add(
         "document content updated to empty",
-        &format!("UPDATE knowledge.documents SET content = '' WHERE id = {first} RETURNING id"),
+        format!("UPDATE knowledge.documents SET content = '' WHERE id = {first} RETURNING id"),
         vec![],
         Check::Stored,
         ONE_ROW,
@@ -37,7 +37,7 @@ pub(super) fn store(m: &mut Matrix) {
     .rolled_back(&[]);
     m.add(
         "document moved to an unknown config",
-        &format!("UPDATE knowledge.documents SET chunk_config = 'nope' WHERE id = {first}"),
+        format!("UPDATE knowledge.documents SET chunk_config = 'nope' WHERE id = {first}"),
         vec![],
         Check::Nothing,
         Expect::Fails("23503"),
@@ -164,7 +164,7 @@ pub(super) fn store(m: &mut Matrix) {
     .rolled_back(&[]);
     m.add(
         "rechunk with one config",
-        &format!("SELECT knowledge.rechunk({first}, 'lex')"),
+        format!("SELECT knowledge.rechunk({first}, 'lex')"),
         vec![],
         Check::StoreExact,
         ONE_ROW,

@@ -9,16 +9,12 @@ pub struct Embeddings {
 
 impl Embeddings {
     pub fn new(dim: usize, data: Vec<f32>) -> Embeddings {
-        debug_assert!(dim == 0 || data.len() % dim == 0);
+        debug_assert!(dim == 0 || data.len().is_multiple_of(dim));
         Embeddings { dim, data }
     }
 
     pub fn len(&self) -> usize {
-        if self.dim == 0 {
-            0
-        } else {
-            self.data.len() / self.dim
-        }
+        self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {

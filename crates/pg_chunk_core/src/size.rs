@@ -62,7 +62,7 @@ impl TokenCounter for EstimatedTokens {
         let mut run = 0usize;
         for c in text.chars() {
             if c.is_alphanumeric() && !is_ideograph(c) {
-                if run % 4 == 0 {
+                if run.is_multiple_of(4) {
                     tokens += 1;
                 }
                 run += 1;

@@ -214,7 +214,7 @@ mod tests {
             let header =
                 format!(r#"{{"embeddings":{{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}}}{}"#, " ".repeat(pad));
             let bytes = file(&header, &data);
-            let aligned = (bytes.as_ptr() as usize + 8 + header.len()) % 4 == 0;
+            let aligned = (bytes.as_ptr() as usize + 8 + header.len()).is_multiple_of(4);
             let table = read_embedding_table(FileBytes::Read(bytes), "t").unwrap();
             assert_eq!(table.values(), [1.0, 2.0, 3.0, 4.0]);
             assert_eq!(table.row(1), Some(&[3.0, 4.0][..]));

@@ -38,7 +38,7 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
             pieces.push(Piece::Packed(paragraph, "paragraph"));
             continue;
         }
-        for unit in paragraph.first..=paragraph.last {
+        for (unit, span) in units.iter().enumerate().take(paragraph.last + 1).skip(paragraph.first) {
             if extend(&mut pieces, unit) {
                 continue;
             }
@@ -46,9 +46,7 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
                 pieces.push(Piece::Packed(Run { first: unit, last: unit }, "sentence"));
             } else {
                 pieces.extend(
-                    force_split(doc, units[unit].start, units[unit].end, max, tokens)
-                        .into_iter()
-                        .map(|(s, e)| Piece::Forced(s, e)),
+                    force_split(doc, span.start, span.end, max, tokens).into_iter().map(|(s, e)| Piece::Forced(s, e)),
                 );
             }
         }
@@ -68,8 +66,7 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
             })
             .collect();
         for run in merge_undersized(&runs, &sizes, &seams, cfg.min_size, max) {
-            let reason =
-                group.iter().find_map(|p| matches!(p, Piece::Packed(r, _) if r.first == run.first).then_some(p));
+            let reason = group.iter().find(|p| matches!(p, Piece::Packed(r, _) if r.first == run.first));
             let reason = match reason {
                 Some(Piece::Packed(_, reason)) => reason,
                 _ => "paragraph",
