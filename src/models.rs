@@ -211,12 +211,27 @@ fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
     let row: ModelRow = serde_json::from_str(&row_json)
         .map_err(|e| Error::Registry(format!("knowledge.models row for \"{name}\": {e}")))?;
     let dir = gucs::model_dir();
+    // The table's CHECKs allow these values only; a row that got past them is an error, not a
+    // transformer or mean pooling by default.
+    let unknown = |column: &str, value: &str| {
+        Error::Registry(format!("knowledge.models row for \"{name}\": unknown {column} \"{value}\""))
+    };
+    let kind = match row.kind.as_str() {
+        "transformer" => ModelKind::Transformer,
+        "static" => ModelKind::Static,
+        other => return Err(unknown("kind", other)),
+    };
+    let pooling = match row.pooling.as_str() {
+        "mean" => Pooling::Mean,
+        "cls" => Pooling::Cls,
+        other => return Err(unknown("pooling", other)),
+    };
     let spec = ModelSpec {
-        kind: if row.kind == "static" { ModelKind::Static } else { ModelKind::Transformer },
+        kind,
         model_file: dir.join(relative_file(&row.model_file)?),
         tokenizer_file: dir.join(relative_file(&row.tokenizer_file)?),
         dimension: row.dimension.max(1) as usize,
-        pooling: if row.pooling == "cls" { Pooling::Cls } else { Pooling::Mean },
+        pooling,
         normalize: row.normalize,
         max_tokens: row.max_tokens.max(1) as usize,
         query_prefix: row.query_prefix,

@@ -147,4 +147,20 @@ mod tests {
             assert_eq!(sqlstate_and_message(&insert).0, "23514", "{file}");
         }
     }
+
+    #[pg_test]
+    fn a_models_row_with_an_unknown_kind_or_pooling_is_an_error_not_a_default() {
+        // Only past the table's CHECKs (dropped here, inside the test's transaction).
+        Spi::run(
+            "ALTER TABLE knowledge.models DROP CONSTRAINT models_kind_check, DROP CONSTRAINT models_pooling_check",
+        )
+        .unwrap();
+        Spi::run("UPDATE knowledge.models SET kind = 'magic' WHERE name = 'potion-base-8m'").unwrap();
+        let (state, message) = sqlstate_and_message("SELECT knowledge.embed('x', 'potion-base-8m')");
+        assert_eq!(state, "42P17", "{message}");
+        assert!(message.contains("unknown kind \"magic\""), "{message}");
+        Spi::run("UPDATE knowledge.models SET kind = 'static', pooling = 'max' WHERE name = 'potion-base-8m'").unwrap();
+        let (state, message) = sqlstate_and_message("SELECT knowledge.embed('x', 'potion-base-8m')");
+        assert_eq!((state.as_str(), message.contains("unknown pooling \"max\"")), ("42P17", true), "{message}");
+    }
 }

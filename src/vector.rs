@@ -59,10 +59,13 @@ fn vector_oid() -> pg_sys::Oid {
                          JOIN pg_catalog.pg_type AS t ON t.typnamespace = e.extnamespace AND t.typname = 'vector' \
                          WHERE e.extname = 'vector'";
             let found =
-                pgrx::Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<pg_sys::Oid>())
-                    .ok()
-                    .flatten();
-            oid.set(found.unwrap_or(pg_sys::InvalidOid));
+                pgrx::Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<pg_sys::Oid>());
+            match found {
+                Ok(Some(found)) => oid.set(found),
+                // pgvector is a dependency of pg_chunk, so neither can happen but by damage.
+                Ok(None) => pgrx::error!("pg_chunk: pgvector's type vector is not installed in this database"),
+                Err(e) => pgrx::error!("pg_chunk: cannot look up pgvector's type vector: {e}"),
+            }
         }
         oid.get()
     })

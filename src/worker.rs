@@ -145,7 +145,14 @@ fn next_retry() -> Option<Duration> {
         // commit will notify: only retries still to come need a timer.
         let query = "SELECT extract(epoch FROM min(q.not_before) - clock_timestamp())::float8 \
                      FROM knowledge.queue AS q WHERE q.done_at IS NULL AND q.not_before > clock_timestamp()";
-        Spi::get_one::<f64>(query).ok().flatten()
+        match Spi::get_one::<f64>(query) {
+            Ok(seconds) => seconds,
+            Err(e) => {
+                // No timer then: the worker wakes on the next NOTIFY or after its naptime.
+                warning!("pg_chunk worker: cannot read when the next retry is due: {e}");
+                None
+            }
+        }
     });
     seconds.map(|s| Duration::from_secs_f64(s.max(0.01)))
 }
