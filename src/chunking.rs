@@ -27,15 +27,20 @@ pub fn with_chunking_model<R>(
     }
     let outcome = with_model(&name, |model| {
         let fitted = cfg.for_model_window(model_window(cfg, model.passage_window()));
+        let spec = model.spec().clone();
         let adapter = ModelAdapter::new(&name, model);
         let mut embedder = &adapter;
         let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &adapter));
-        (result, adapter.truncated())
+        (result, adapter.truncated(), adapter.take_failure().map(|e| Error::embed(e, &spec)))
     });
     match outcome {
-        Ok((result, truncated)) => {
+        Ok((result, truncated, failure)) => {
             notice_truncation(&name, truncated);
-            Ok(result?)
+            match (result, failure) {
+                // The model failed while chunking: its own error, with the SQLSTATE `embed` gives.
+                (Err(ChunkError::Embedding(_)), Some(failure)) => Err(failure),
+                (result, _) => Ok(result?),
+            }
         }
         Err(err @ Error::Embed { .. }) if cfg.fallback != Fallback::Error => {
             ereport!(

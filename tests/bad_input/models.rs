@@ -319,6 +319,14 @@ pub(super) fn dimension_mismatches(m: &mut Matrix) {
         Check::Nothing,
         MISFIT,
     );
+    // Through chunking the same failure has the same SQLSTATE (it was 38000 there).
+    m.add(
+        "chunk × transformer registered with 256 dimensions",
+        "SELECT count(*) FROM knowledge.chunk('Bees fly. Volcanoes erupt. Glaciers slide.', '{\"model\": \"minilm-256\", \"inline_threshold\": 0}')",
+        vec![],
+        Check::Nothing,
+        MISFIT,
+    );
     // A config whose cut model (cfg) and embedding model (column) differ in dimension: allowed,
     // and its vectors are the column model's.
     m.add("config cutting with potion (256), embedding with lexical", "INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('two-models', '{\"model\": \"potion-base-8m\"}', 'lexical')", vec![], Check::StoreExact, NO_ROWS).rolled_back(&[]);
