@@ -18,10 +18,10 @@ pub enum Strategy {
     Fixed,
     /// Pack paragraphs, then sentences, then words up to `max_size`.
     Recursive,
-    /// Source code: chunks at function and class boundaries (strategy/code.rs).
+    /// Source code: chunks at function and class boundaries (strategy/code/).
     Code,
     /// Markdown: sections follow headings; fences, tables and list items stay whole
-    /// (strategy/markdown.rs).
+    /// (strategy/markdown/).
     Markdown,
     /// Continue a chunk while its keywords overlap the next sentence's (Jaccard ≥ 0.3), no
     /// embeddings (seed design 004).

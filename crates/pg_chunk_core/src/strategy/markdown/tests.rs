@@ -182,10 +182,10 @@ fn headings_before(doc: &str, at: usize) -> Vec<String> {
 }
 
 const FILES: [(&str, &str); 4] = [
-    ("README.md", include_str!("../../../../README.md")),
-    ("bench/README.md", include_str!("../../../../bench/README.md")),
-    ("fuzz/README.md", include_str!("../../../../fuzz/README.md")),
-    ("DEVELOPERS.md", include_str!("../../../../DEVELOPERS.md")),
+    ("README.md", include_str!("../../../../../README.md")),
+    ("bench/README.md", include_str!("../../../../../bench/README.md")),
+    ("fuzz/README.md", include_str!("../../../../../fuzz/README.md")),
+    ("DEVELOPERS.md", include_str!("../../../../../DEVELOPERS.md")),
 ];
 
 #[test]
