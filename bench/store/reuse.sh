@@ -19,6 +19,9 @@
 #   inserts it, a second one replaces its paragraph nearest the middle (of those of at least
 #   MIN_EDIT, default 150, characters: a prose paragraph, not an option's name) with the paragraph
 #   closest in length from a page that is not in the document.
+# C, A's edit through the queue (ROUNDS): the default config in async mode, each session's
+#   statement queues the document and the clock includes knowledge.process_queue(), the function
+#   the background workers run, in the same session (so the same settings apply to it).
 # B, a corpus with duplicated paragraphs (CORPUS_ROUNDS, default 2): DOCS (default 30) documents
 #   of PARAGRAPHS (default 60) paragraphs each, made of the pages' distinct paragraphs of at least
 #   100 characters: each document's own ones, in page order, mixed evenly with some of a pool of
@@ -183,6 +186,20 @@ for ((round = 1; round <= ROUNDS; round++)); do
     done
 done
 
+step "reuse benchmark: C, the same edit through the queue (async config), $ROUNDS rounds"
+sql -c "SET client_min_messages = error" -c "UPDATE knowledge.chunk_configs SET mode = 'async' WHERE name = 'default'"
+for ((round = 1; round <= ROUNDS; round++)); do
+    order=(on off)
+    ((round % 2)) || order=(off on)
+    for setting in "${order[@]}"; do
+        empty_store
+        session "$round" C "$setting" insert -v drain=1
+        session "$round" C "$setting" edit -v drain=1
+        say "round $round: stored vectors $setting: queued insert drained in $(value "$round" C "$setting" insert seconds) s, edit in $(value "$round" C "$setting" edit seconds) s ($(value "$round" C "$setting" edit vectors_embedded) vectors embedded)"
+    done
+done
+sql -c "UPDATE knowledge.chunk_configs SET mode = 'sync' WHERE name = 'default'"
+
 step "reuse benchmark: B, $DOCS documents with $DUPLICATE_PERCENT% duplicated paragraphs, $CORPUS_ROUNDS rounds"
 for ((round = 1; round <= CORPUS_ROUNDS; round++)); do
     order=(on off)
@@ -219,19 +236,20 @@ function hi(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] > m) m =
 function fig(a, n,   m) { m = median(a, n); return lo(a, n) == hi(a, n) ? sprintf("%.10g", m) : sprintf("%.10g (%.10g–%.10g)", m, lo(a, n), hi(a, n)) }
 function pick(a, w, s, t, k,   r, n) { n = 0; delete a; for (r = 1; r <= rounds; r++) if ((r, w, s, t, k) in v) a[++n] = v[r, w, s, t, k]; return n }
 { v[$1, $2, $3, $4, $5] += $6; if ($1 > rounds) rounds = $1 }'
-echo "| stored vectors | insert s (median) | edit s (median) | edit / insert (per round: median, range) | vectors embedded by the edit | vectors reused | chunks written / kept | document: chunks, vectors embedded by the insert |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| workload | stored vectors | insert s (median) | edit s (median) | edit / insert (per round: median, range) | vectors embedded by the edit | vectors reused | chunks written / kept | document: chunks, vectors embedded by the insert |"
+echo "|---|---|---|---|---|---|---|---|---|"
 awk -F'\t' "$awk_lib"'
 END {
-    for (o = 1; o <= 2; o++) {
+    for (x = 1; x <= 2; x++) for (o = 1; o <= 2; o++) {
+        w = x == 1 ? "A" : "C"; label = x == 1 ? "A, sync" : "C, through the queue"
         s = o == 1 ? "on" : "off"
-        n = pick(ins, "A", s, "insert", "seconds"); pick(ed, "A", s, "edit", "seconds")
+        n = pick(ins, w, s, "insert", "seconds"); pick(ed, w, s, "edit", "seconds")
         if (n == 0) continue
         for (i = 1; i <= n; i++) ratio[i] = ed[i] / ins[i]
-        pick(emb, "A", s, "edit", "vectors_embedded"); pick(reu, "A", s, "edit", "vectors_reused")
-        pick(wr, "A", s, "edit", "chunks_written"); pick(kept, "A", s, "edit", "chunks_kept")
-        pick(ch, "A", s, "insert", "chunks"); pick(iemb, "A", s, "insert", "vectors_embedded")
-        printf "| %s | %.2f | %.2f | %.3f (%.3f–%.3f, %d rounds) | %s | %s | %s / %s | %s, %s |\n", s, median(ins, n), median(ed, n),
+        pick(emb, w, s, "edit", "vectors_embedded"); pick(reu, w, s, "edit", "vectors_reused")
+        pick(wr, w, s, "edit", "chunks_written"); pick(kept, w, s, "edit", "chunks_kept")
+        pick(ch, w, s, "insert", "chunks"); pick(iemb, w, s, "insert", "vectors_embedded")
+        printf "| %s | %s | %.2f | %.2f | %.3f (%.3f–%.3f, %d rounds) | %s | %s | %s / %s | %s, %s |\n", label, s, median(ins, n), median(ed, n),
             median(ratio, n), lo(ratio, n), hi(ratio, n), n, fig(emb, n), fig(reu, n), fig(wr, n), fig(kept, n), fig(ch, n), fig(iemb, n)
     }
 }' "$results"

@@ -1,10 +1,12 @@
 -- One timed write in the fresh backend of a new connection (bench/store/reuse.sh):
---   psql -d DB -v setting=S -v statement=W [-v first=F -v last=L] -f reuse.sql
+--   psql -d DB -v setting=S -v statement=W [-v first=F -v last=L] [-v drain=1] -f reuse.sql
 -- S is on (stored vectors, pg_chunk.stored_vectors_mb at its default) or off
 -- (pg_chunk.stored_vectors_mb = 0: every text is embedded, as before issue 22). W is insert
 -- (bench_docs' original document into knowledge.documents), edit (the one document there
 -- updated to bench_docs' edited version) or corpus (bench_corpus' documents F to L, one
--- statement, so one transaction, each). The embedding cache is off; the model is loaded, its
+-- statement, so one transaction, each). With drain (the default config in async mode), the
+-- statement only queues, and the clock also takes knowledge.process_queue(), which is what a
+-- background worker runs (same function, same session settings). The embedding cache is off; the model is loaded, its
 -- file hashed and one sentence written through the store before the clock starts (that write's
 -- rows in knowledge.embedding_writes and knowledge.stored_vectors are deleted again).
 -- Prints "key value" rows: seconds, warm_write_seconds (the warm-up write: what a session's
@@ -38,6 +40,9 @@ UPDATE knowledge.documents SET content = (SELECT content FROM bench_docs WHERE n
 \else
 SELECT format('INSERT INTO knowledge.documents (content) SELECT content FROM bench_corpus WHERE doc = %s', doc)
 FROM generate_series(:first, :last) AS doc ORDER BY doc \gexec
+\endif
+\if :{?drain}
+SELECT knowledge.process_queue(16) AS drained \gset
 \endif
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
 SELECT count(*) AS writes, coalesce(sum(documents), 0) AS documents,
