@@ -79,7 +79,7 @@ build_pgvector() {
 
 # Debian 12 ships no pgvector 0.8.0; Debian 13's source package has it. Adds a deb-src entry
 # for trixie that reuses the Debian mirror this machine is already configured with. (0.8.4 and
-# later fix an HNSW VACUUM race, tests/pgvector.rs, but the archive serves us no later version.)
+# later fix an HNSW VACUUM race, tests/tests/pgvector.rs, but the archive serves us no later version.)
 add_trixie_sources() {
     local list=/etc/apt/sources.list.d/pg_chunk-trixie-src.sources mirror
     if [ ! -f "$list" ]; then

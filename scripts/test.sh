@@ -37,7 +37,7 @@ step "client tests against the running cluster"
 install_release
 start_cluster
 ensure_superuser_role
-# The queue tests' databases (tests/queue.rs, tests/worker_crash.rs) get background workers.
+# The queue tests' databases (tests/tests/queue.rs, tests/tests/worker_crash.rs) get background workers.
 configure_workers pg_chunk_test_queue pg_chunk_test_worker_crash
 restart_cluster
 tested cargo test -p pg_chunk_client_tests

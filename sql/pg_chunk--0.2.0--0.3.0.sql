@@ -1,5 +1,5 @@
 -- pg_chunk 0.2.0 → 0.3.0 (ALTER EXTENSION pg_chunk UPDATE).
--- tests/upgrade.rs checks that a database updated with this script holds the same objects as
+-- tests/tests/upgrade.rs checks that a database updated with this script holds the same objects as
 -- a fresh install of 0.3.0, and that its BM25 statistics equal a count made afresh.
 
 -- The text leg of knowledge.search ranks by BM25 (sql/text_search.sql), over tsvectors in which

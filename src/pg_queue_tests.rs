@@ -1,6 +1,6 @@
 //! The queue's SQL (sql/queue.sql), driven by hand: the test server preloads nothing, so no
-//! background worker runs and each test calls knowledge.process_queue itself. tests/queue.rs
-//! and tests/worker_crash.rs test the workers over real connections.
+//! background worker runs and each test calls knowledge.process_queue itself. tests/tests/queue.rs
+//! and tests/tests/worker_crash.rs test the workers over real connections.
 
 #[pgrx::pg_schema]
 mod tests {

@@ -1,6 +1,6 @@
 //! SQL behaviour of the functions the store is built on, run inside PostgreSQL by
 //! `cargo pgrx test`; the store itself (triggers, search, dump) is tested over real
-//! connections in tests/store.rs and tests/search.rs.
+//! connections in tests/tests/store.rs and tests/tests/search.rs.
 
 #[pgrx::pg_schema]
 mod tests {

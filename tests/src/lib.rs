@@ -121,7 +121,7 @@ pub fn connection_string(database: &str) -> String {
 }
 
 /// Differences between knowledge.text_stats and a count made afresh from the chunks.
-pub const TEXT_STATS_MISMATCHES: &str = include_str!("fixtures/text_stats_mismatches.sql");
+pub const TEXT_STATS_MISMATCHES: &str = include_str!("../fixtures/text_stats_mismatches.sql");
 
 /// Rows where knowledge.chunks differs from what the store promises, as descriptions (empty
 /// when it holds): for every document and each config it is chunked with, exactly the rows of

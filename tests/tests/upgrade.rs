@@ -5,7 +5,7 @@ use pg_chunk_client_tests::{empty_database, fresh_database, sample_document, TEX
 use postgres::Client;
 use std::collections::BTreeSet;
 
-const OBJECTS: &str = include_str!("fixtures/extension_objects.sql");
+const OBJECTS: &str = include_str!("../fixtures/extension_objects.sql");
 
 fn objects(client: &mut Client) -> BTreeSet<String> {
     client.query(OBJECTS, &[]).unwrap().iter().map(|row| row.get(0)).collect()

@@ -21,24 +21,14 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-// The cases per area, the checks of successful rows and the database: modules in
-// tests/bad_input/. A crate root looks for its modules beside itself, so each is given its path
-// (a plain `mod store;` would find tests/store.rs, the store test).
-#[path = "bad_input/cfgs.rs"]
+// The cases per area, the checks of successful rows and the database: modules beside this file.
 mod cfgs;
-#[path = "bad_input/checks.rs"]
 mod checks;
-#[path = "bad_input/database.rs"]
 mod database;
-#[path = "bad_input/models.rs"]
 mod models;
-#[path = "bad_input/nulls.rs"]
 mod nulls;
-#[path = "bad_input/search.rs"]
 mod search;
-#[path = "bad_input/store.rs"]
 mod store;
-#[path = "bad_input/texts.rs"]
 mod texts;
 
 use checks::check;
