@@ -72,19 +72,7 @@ pub extern "C-unwind" fn _PG_init() {
 }
 
 #[cfg(any(test, feature = "pg_test"))]
-mod pg_model_tests;
-#[cfg(any(test, feature = "pg_test"))]
-mod pg_plot_tests;
-#[cfg(any(test, feature = "pg_test"))]
-mod pg_queue_tests;
-#[cfg(any(test, feature = "pg_test"))]
-mod pg_store_tests;
-#[cfg(any(test, feature = "pg_test"))]
-mod pg_test_support;
-#[cfg(any(test, feature = "pg_test"))]
-mod pg_tests;
-#[cfg(any(test, feature = "pg_test"))]
-mod pg_text_search_tests;
+mod tests;
 
 /// Required by `cargo pgrx test`.
 #[cfg(test)]

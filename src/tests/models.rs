@@ -3,7 +3,7 @@
 
 #[pgrx::pg_schema]
 mod tests {
-    use crate::pg_test_support::{one, sqlstate_and_message};
+    use crate::tests::support::{one, sqlstate_and_message};
     use pgrx::prelude::*;
 
     /// Registers a model whose file does not exist.

@@ -4,10 +4,10 @@
 
 #[pgrx::pg_schema]
 mod tests {
-    use crate::pg_test_support::{one, sqlstate_of};
+    use crate::tests::support::{one, sqlstate_of};
     use pgrx::prelude::*;
 
-    const TEXT_STATS_MISMATCHES: &str = include_str!("../tests/fixtures/text_stats_mismatches.sql");
+    const TEXT_STATS_MISMATCHES: &str = include_str!("../../tests/fixtures/text_stats_mismatches.sql");
 
     /// Chunks with the lexical model only (no transformer to load): the default config off, one
     /// fixed-size config on. BM25's statistics of the test's writes stay pending (its transaction

@@ -4,7 +4,7 @@
 
 #[pgrx::pg_schema]
 mod tests {
-    use crate::pg_test_support::{one, sqlstate_of};
+    use crate::tests::support::{one, sqlstate_of};
     use pgrx::prelude::*;
 
     const DOC: &str =

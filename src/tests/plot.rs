@@ -2,7 +2,7 @@
 
 #[pgrx::pg_schema]
 mod tests {
-    use crate::pg_test_support::{one, sqlstate_of};
+    use crate::tests::support::{one, sqlstate_of};
     use pgrx::prelude::*;
 
     /// Two topics, six sentences each, long enough to be chunked with inline_threshold 0.

@@ -2,7 +2,7 @@
 
 #[pgrx::pg_schema]
 mod tests {
-    use crate::pg_test_support::{one, sqlstate_of};
+    use crate::tests::support::{one, sqlstate_of};
     use pgrx::prelude::*;
 
     /// A document of three topics long enough to be chunked rather than kept whole.
