@@ -140,7 +140,7 @@ fn chunk_explain(
                 s.smoothed_distance,
                 threshold,
                 s.is_cut,
-                s.reason,
+                s.reason_text(),
                 s.score,
             )
         })
@@ -172,7 +172,7 @@ pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> 
     for (i, c) in chunks.iter().enumerate() {
         check_for_interrupts!();
         let text = c.text(doc);
-        let mut metadata = json!({ "split_reason": c.split_reason });
+        let mut metadata = json!({ "split_reason": c.split_reason.as_str() });
         let overlap = c.overlap_chars(doc);
         if overlap > 0 {
             metadata["overlap_chars"] = json!(overlap);
@@ -290,11 +290,12 @@ fn embed_inputs(
     model: Option<&str>,
     role: Option<&str>,
 ) -> Result<Vec<Option<Vector>>, Error> {
-    let role = match role {
-        None | Some("passage") => Role::Passage,
-        Some("query") => Role::Query,
-        Some(other) => {
-            return Err(ChunkError::config("role", format!("\"{other}\""), "must be \"query\" or \"passage\"").into())
+    let role = match role.map(str::parse::<Role>) {
+        None => Role::Passage,
+        Some(Ok(role)) => role,
+        Some(Err(unknown)) => {
+            let value = format!("\"{}\"", unknown.value);
+            return Err(ChunkError::config("role", value, "must be \"query\" or \"passage\"").into());
         }
     };
     let name = model.map_or_else(gucs::default_model, str::to_string);

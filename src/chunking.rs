@@ -46,7 +46,7 @@ pub fn with_chunking_model<R>(
             ereport!(
                 WARNING,
                 PgSqlErrorCode::ERRCODE_WARNING,
-                format!("{err}; chunking with fallback \"{}\" instead", fallback_name(cfg.fallback))
+                format!("{err}; chunking with fallback \"{}\" instead", cfg.fallback)
             );
             let fallback_cfg = fallback_config(cfg)?;
             Ok(f(&fallback_cfg, &mut LexicalEmbedder, &EstimatedTokens)?)
@@ -103,14 +103,6 @@ pub fn notice_truncation(model: &str, truncated: usize) {
                 "{truncated} input(s) were longer than model \"{model}\" takes and were truncated to its max_tokens"
             )
         );
-    }
-}
-
-fn fallback_name(fallback: Fallback) -> &'static str {
-    match fallback {
-        Fallback::Error => "error",
-        Fallback::Lexical => "lexical",
-        Fallback::Fixed => "fixed",
     }
 }
 

@@ -38,7 +38,7 @@ pub fn embed_texts(
     role: Role,
 ) -> Result<Embedded, EmbedError> {
     let dim = model.spec().dimension;
-    let key = format!("{name}/{}", role_name(role));
+    let key = format!("{name}/{role}");
     let mut data = vec![0f32; texts.len() * dim];
     // Texts not in the cache, each once, with every position it fills.
     let mut missing: Vec<&str> = Vec::new();
@@ -157,13 +157,6 @@ fn with_cache<R>(f: impl FnOnce(&mut EmbeddingCache) -> R) -> R {
         }
         f(cache)
     })
-}
-
-pub fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::Query => "query",
-        Role::Passage => "passage",
-    }
 }
 
 /// A loaded model seen by the chunking core: it embeds sentences (as passages) and counts

@@ -1,7 +1,7 @@
 //! The one place where errors become PostgreSQL errors with a deliberate SQLSTATE.
 
 use pg_chunk_core::ChunkError;
-use pg_chunk_embed::{EmbedError, ModelSpec};
+use pg_chunk_embed::{EmbedError, ModelFile, ModelSpec};
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::PgSqlErrorCode;
 
@@ -27,9 +27,7 @@ impl Error {
     /// An embedder error for `spec`, naming the setting that decides the file involved.
     pub fn embed(source: EmbedError, spec: &ModelSpec) -> Error {
         let setting = match &source {
-            EmbedError::MissingFile { what, .. } if what.contains("Runtime") || what.contains("runtime") => {
-                "pg_chunk.onnxruntime_library"
-            }
+            EmbedError::MissingFile { what: ModelFile::RuntimeLibrary, .. } => "pg_chunk.onnxruntime_library",
             EmbedError::IncompatibleRuntime { .. } => "pg_chunk.onnxruntime_library",
             EmbedError::MissingFile { .. } => "pg_chunk.model_dir and knowledge.models",
             _ => "knowledge.models",

@@ -3,7 +3,7 @@
 
 use crate::errors::Error;
 use crate::gucs;
-use pg_chunk_embed::{load_model, EmbedError, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
+use pg_chunk_embed::{load_model, EmbedError, ModelFile, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
 use pgrx::prelude::*;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -49,7 +49,7 @@ pub struct ModelStats {
     pub embed_ms: f64,
     /// Vectors taken from knowledge.stored_vectors instead of being embedded.
     pub stored_hits: i64,
-    /// Chunk rows knowledge.write_chunks inserted with vectors of this model.
+    /// Chunk rows knowledge_internal.write_chunks inserted with vectors of this model.
     pub chunks_written: i64,
 }
 
@@ -86,7 +86,10 @@ fn weights_files(spec: &ModelSpec) -> Result<Vec<FileStamp>, Error> {
     data_file.push(".data");
     let stamps = file_stamps(&[spec.model_file.clone(), PathBuf::from(data_file)])?;
     if stamps.first().map(|s| &s.0) != Some(&spec.model_file) {
-        return Err(Error::embed(EmbedError::MissingFile { path: spec.model_file.clone(), what: "model file" }, spec));
+        return Err(Error::embed(
+            EmbedError::MissingFile { path: spec.model_file.clone(), what: ModelFile::Model },
+            spec,
+        ));
     }
     Ok(stamps)
 }
@@ -216,16 +219,8 @@ fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
     let unknown = |column: &str, value: &str| {
         Error::Registry(format!("knowledge.models row for \"{name}\": unknown {column} \"{value}\""))
     };
-    let kind = match row.kind.as_str() {
-        "transformer" => ModelKind::Transformer,
-        "static" => ModelKind::Static,
-        other => return Err(unknown("kind", other)),
-    };
-    let pooling = match row.pooling.as_str() {
-        "mean" => Pooling::Mean,
-        "cls" => Pooling::Cls,
-        other => return Err(unknown("pooling", other)),
-    };
+    let kind: ModelKind = row.kind.parse().map_err(|_| unknown("kind", &row.kind))?;
+    let pooling: Pooling = row.pooling.parse().map_err(|_| unknown("pooling", &row.pooling))?;
     let spec = ModelSpec {
         kind,
         model_file: dir.join(relative_file(&row.model_file)?),

@@ -1,10 +1,9 @@
 //! knowledge.stored_vectors: the vectors the store embedded, by what made them, so that
-//! knowledge.write_chunks embeds a text only when no vector of it is stored. A vector's key is
+//! knowledge_internal.write_chunks embeds a text only when no vector of it is stored. A vector's key is
 //! the sha256 of its model's vector identity (`models::vector_identity`: the row's fields and
 //! the files' sha256), the role and the text; nothing made under another identity matches.
 //! The table's rows are ordered by id, and past pg_chunk.stored_vectors_mb the lowest ids go.
 
-use crate::embedding::role_name;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::vector_identity;
@@ -14,7 +13,7 @@ use sha2::{Digest, Sha256};
 use std::cell::Cell;
 
 thread_local! {
-    /// Whether the embedding in progress is the store's (knowledge.embed_chunks_stored).
+    /// Whether the embedding in progress is the store's (knowledge_internal.embed_chunks_stored).
     static STORING: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -74,7 +73,7 @@ impl StoredVectors {
     pub fn key(&self, text: &str) -> Vec<u8> {
         let mut hasher = Sha256::new();
         hasher.update(self.identity);
-        hasher.update(role_name(self.role).as_bytes());
+        hasher.update(self.role.as_str().as_bytes());
         hasher.update([0]);
         hasher.update(text.as_bytes());
         hasher.finalize()[..16].to_vec()

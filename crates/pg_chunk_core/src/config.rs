@@ -4,51 +4,35 @@
 //! that names the key and the value. A JSON `null` means "not set" (the default applies).
 
 use crate::error::ChunkError;
+use crate::names::{named_enum, NamedSet};
 use crate::segmentation::DEFAULT_PENALTY;
 use crate::size::{Size, SizeUnit};
 use crate::threshold::Threshold;
 use serde_json::{Map, Value};
 
-/// Which algorithm cuts the document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    /// Cut where neighbouring sentences drift apart in meaning, then apply size guards.
-    Semantic,
-    /// A sliding window of `max_size` with `overlap`, snapped to word boundaries.
-    Fixed,
-    /// Pack paragraphs, then sentences, then words up to `max_size`.
-    Recursive,
-    /// Source code: chunks at function and class boundaries (strategy/code/).
-    Code,
-    /// Markdown: sections follow headings; fences, tables and list items stay whole
-    /// (strategy/markdown/).
-    Markdown,
-    /// Continue a chunk while its keywords overlap the next sentence's (Jaccard ≥ 0.3), no
-    /// embeddings (seed design 004).
-    TopicCoherence,
-    /// Close a chunk when its Shannon entropy passes 120% of the document's average (seed 004).
-    InformationDensity,
-    /// Parents at 2 × target_size, children inside them (seed 004).
-    Hierarchical,
-    /// Runs several strategies and keeps the best by the seed's quality score (seed 004).
-    Adaptive,
-}
-
-impl Strategy {
-    pub const NAMES: [(&'static str, Strategy); 9] = [
-        ("semantic", Strategy::Semantic),
-        ("fixed", Strategy::Fixed),
-        ("recursive", Strategy::Recursive),
-        ("code", Strategy::Code),
-        ("markdown", Strategy::Markdown),
-        ("topic_coherence", Strategy::TopicCoherence),
-        ("information_density", Strategy::InformationDensity),
-        ("hierarchical", Strategy::Hierarchical),
-        ("adaptive", Strategy::Adaptive),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Strategy::NAMES.iter().find(|(_, s)| *s == self).map_or("semantic", |(name, _)| name)
+named_enum! {
+    /// Which algorithm cuts the document (cfg `strategy`).
+    pub enum Strategy ("strategy") {
+        /// Cut where neighbouring sentences drift apart in meaning, then apply size guards.
+        Semantic = "semantic",
+        /// A sliding window of `max_size` with `overlap`, snapped to word boundaries.
+        Fixed = "fixed",
+        /// Pack paragraphs, then sentences, then words up to `max_size`.
+        Recursive = "recursive",
+        /// Source code: chunks at function and class boundaries (strategy/code/).
+        Code = "code",
+        /// Markdown: sections follow headings; fences, tables and list items stay whole
+        /// (strategy/markdown/).
+        Markdown = "markdown",
+        /// Continue a chunk while its keywords overlap the next sentence's (Jaccard ≥ 0.3), no
+        /// embeddings (seed design 004).
+        TopicCoherence = "topic_coherence",
+        /// Close a chunk when its Shannon entropy passes 120% of the document's average (seed 004).
+        InformationDensity = "information_density",
+        /// Parents at 2 × target_size, children inside them (seed 004).
+        Hierarchical = "hierarchical",
+        /// Runs several strategies and keeps the best by the seed's quality score (seed 004).
+        Adaptive = "adaptive",
     }
 }
 
@@ -71,15 +55,16 @@ pub enum Overlap {
     Chars(usize),
 }
 
-/// What to do when the embedding model cannot be loaded (seed design 000).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fallback {
-    /// Raise the error.
-    Error,
-    /// Chunk with the model-free lexical embedder instead, with a warning.
-    Lexical,
-    /// Chunk with the fixed strategy (350 characters, overlap 50) instead, with a warning.
-    Fixed,
+named_enum! {
+    /// What to do when the embedding model cannot be loaded (cfg `fallback`; seed design 000).
+    pub enum Fallback ("fallback") {
+        /// Raise the error.
+        Error = "error",
+        /// Chunk with the model-free lexical embedder instead, with a warning.
+        Lexical = "lexical",
+        /// Chunk with the fixed strategy (350 characters, overlap 50) instead, with a warning.
+        Fixed = "fixed",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -162,16 +147,7 @@ impl ChunkConfig {
         }
         let get = |key: &str| map.get(key).filter(|v| !v.is_null());
 
-        let strategy = match get("strategy") {
-            None => Strategy::Semantic,
-            Some(v) => match Strategy::NAMES.iter().find(|(name, _)| Some(*name) == v.as_str()) {
-                Some((_, strategy)) => *strategy,
-                None => {
-                    let names: Vec<String> = Strategy::NAMES.iter().map(|(name, _)| format!("\"{name}\"")).collect();
-                    return Err(ChunkError::config("strategy", v, format!("must be one of {}", names.join(", "))));
-                }
-            },
-        };
+        let strategy = get("strategy").map_or(Ok(Strategy::Semantic), |v| one_of("strategy", v))?;
         let boundaries = parse_boundaries(get("method"), get("penalty"), get("threshold"))?;
         let smoothing = get("smoothing").map(|v| integer("smoothing", v, 0, 50)).transpose()?.unwrap_or(1) as usize;
         let explicit_min = get("min_size").map(|v| parse_size("min_size", v, 0)).transpose()?;
@@ -179,15 +155,7 @@ impl ChunkConfig {
         let explicit_max = get("max_size").map(|v| parse_size("max_size", v, 1)).transpose()?;
         let overlap = get("overlap").map(parse_overlap).transpose()?;
         let model = get("model").map(|v| non_empty_string("model", v)).transpose()?;
-        let fallback = match get("fallback") {
-            None => Fallback::Error,
-            Some(v) => match v.as_str() {
-                Some("error") => Fallback::Error,
-                Some("lexical") => Fallback::Lexical,
-                Some("fixed") => Fallback::Fixed,
-                _ => return Err(ChunkError::config("fallback", v, "must be one of \"error\", \"lexical\", \"fixed\"")),
-            },
-        };
+        let fallback = get("fallback").map_or(Ok(Fallback::Error), |v| one_of("fallback", v))?;
         let inline_threshold = get("inline_threshold")
             .map(|v| integer("inline_threshold", v, 0, MAX_SIZE_VALUE))
             .transpose()?
@@ -336,6 +304,13 @@ fn number(key: &str, v: &Value, min: f64, max: f64) -> Result<f64, ChunkError> {
         Some(x) if x.is_finite() && (min..=max).contains(&x) => Ok(x),
         _ => Err(ChunkError::config(key, v, format!("must be a number from {min} to {max}"))),
     }
+}
+
+/// A name from a closed set (`T::ALL`), as a JSON string.
+fn one_of<T: NamedSet>(key: &str, v: &Value) -> Result<T, ChunkError> {
+    v.as_str()
+        .and_then(|name| name.parse().ok())
+        .ok_or_else(|| ChunkError::config(key, v, format!("must be one of {}", T::quoted_names())))
 }
 
 fn boolean(key: &str, v: &Value) -> Result<bool, ChunkError> {

@@ -4,7 +4,7 @@
 use crate::config::{ChunkConfig, Strategy};
 use crate::sentences::split_sentences;
 use crate::size::{measure, TokenCounter};
-use crate::strategy::Chunk;
+use crate::strategy::{Chunk, SplitReason};
 
 /// Checks `chunks` of `doc` made with `cfg` and token counter `tokens`:
 /// - each chunk: `start <= core_start < end <= doc.len()`, all on char boundaries; its text is
@@ -40,10 +40,8 @@ pub fn check_chunks(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn
 fn check_level(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn TokenCounter) -> Result<(), String> {
     let units = split_sentences(doc);
     // The adaptive strategy returns one candidate's chunks: that candidate's rules apply.
-    let chosen = chunks.first().and_then(|c| c.metadata.get("adaptive")?.get("chosen")?.as_str().map(str::to_string));
-    let strategy = chosen
-        .and_then(|name| Strategy::NAMES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s))
-        .unwrap_or(cfg.strategy);
+    let chosen = chunks.first().and_then(|c| c.metadata.get("adaptive")?.get("chosen")?.as_str()?.parse().ok());
+    let strategy: Strategy = chosen.unwrap_or(cfg.strategy);
     let sentence_aligned = matches!(
         strategy,
         Strategy::Semantic
@@ -82,7 +80,7 @@ fn check_level(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], tokens: &dyn Toke
         if c.token_count != tokens.count_tokens(text) {
             return fail(format!("token_count {} but {} tokens", c.token_count, tokens.count_tokens(text)));
         }
-        if sentence_aligned && c.split_reason != "forced" {
+        if sentence_aligned && c.split_reason != SplitReason::Forced {
             if !units.iter().any(|u| u.start == c.core_start) {
                 return fail("starts inside a sentence".to_string());
             }

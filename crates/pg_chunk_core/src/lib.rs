@@ -15,6 +15,7 @@ pub mod guards;
 pub mod invariants;
 pub mod lexical;
 pub mod measures;
+pub mod names;
 pub mod offsets;
 pub mod plot;
 pub mod segmentation;
@@ -25,4 +26,4 @@ pub mod threshold;
 
 pub use config::{Boundaries, ChunkConfig};
 pub use error::ChunkError;
-pub use strategy::{chunk_document, explain_semantic, Chunk, Explanation};
+pub use strategy::{chunk_document, explain_semantic, Chunk, Explanation, SplitReason};

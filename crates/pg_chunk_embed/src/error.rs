@@ -2,13 +2,14 @@
 //! boundary (`MissingFile` → 58P01 undefined_file, the rest by their meaning), so every message
 //! names the offending file, version or value.
 
+use crate::ModelFile;
 use std::path::PathBuf;
 
 #[derive(thiserror::Error, Debug)]
 pub enum EmbedError {
     /// A file named in the model registry or the runtime setting does not exist.
     #[error("{what} not found: {}", path.display())]
-    MissingFile { path: PathBuf, what: &'static str },
+    MissingFile { path: PathBuf, what: ModelFile },
 
     /// The ONNX Runtime library loads but its API is older (or of another major version) than the
     /// one `ort` was built against.
@@ -42,7 +43,7 @@ impl From<ort::Error<ort::session::builder::SessionBuilder>> for EmbedError {
 
 /// Fails with `MissingFile` unless `path` names an existing file. Checked before handing a path
 /// to ONNX Runtime or the tokenizer, whose own messages for a missing file are vague.
-pub(crate) fn require_file(path: &std::path::Path, what: &'static str) -> Result<(), EmbedError> {
+pub(crate) fn require_file(path: &std::path::Path, what: ModelFile) -> Result<(), EmbedError> {
     if path.is_file() {
         Ok(())
     } else {

@@ -13,6 +13,7 @@ mod batching;
 pub mod cache;
 mod error;
 mod mapped;
+mod names;
 mod pooling;
 mod runtime;
 mod safetensors;
@@ -26,31 +27,9 @@ use std::path::PathBuf;
 
 pub use cache::EmbeddingCache;
 pub use error::EmbedError;
+pub use names::{ModelFile, ModelKind, Pooling, Role, UnknownName};
 pub use runtime::{onnxruntime_version, required_runtime_version};
 pub use transformer::optimize_transformer;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModelKind {
-    Transformer,
-    Static,
-}
-
-/// How a transformer's token vectors become one sentence vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pooling {
-    /// Average of the token vectors where attention_mask = 1 ([CLS] and [SEP] included), as
-    /// sentence-transformers' `Pooling(pooling_mode_mean_tokens=True)`.
-    Mean,
-    /// The first token's vector.
-    Cls,
-}
-
-/// Which side of a search a text is on; selects the spec's query or passage prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    Query,
-    Passage,
-}
 
 /// One row of `knowledge.models`, with paths already resolved against the model directory.
 #[derive(Clone, Debug)]

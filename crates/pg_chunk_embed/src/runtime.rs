@@ -13,6 +13,7 @@ use std::sync::{Mutex, PoisonError};
 use ort::environment::Environment;
 
 use crate::error::{require_file, EmbedError};
+use crate::ModelFile;
 
 /// The process's ONNX Runtime environment and the library it came from. A Mutex rather than a
 /// OnceLock because a failed load must leave it empty, so a corrected path can be tried again.
@@ -39,7 +40,7 @@ pub fn onnxruntime_version(library_path: &Path) -> Result<String, EmbedError> {
 
 /// The process's environment, loading ONNX Runtime from `library_path` on first use.
 pub(crate) fn environment(library_path: &Path) -> Result<Environment, EmbedError> {
-    require_file(library_path, "ONNX Runtime library")?;
+    require_file(library_path, ModelFile::RuntimeLibrary)?;
     let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(runtime) = loaded.as_ref() {
         if same_file(&runtime.library_path, library_path) {
@@ -123,7 +124,7 @@ pub(crate) fn check_version(found: &str) -> Result<(), EmbedError> {
 }
 
 fn open_and_read_version(library_path: &Path) -> Result<(libloading::Library, String), EmbedError> {
-    require_file(library_path, "ONNX Runtime library")?;
+    require_file(library_path, ModelFile::RuntimeLibrary)?;
     // SAFETY: loading a library runs its initialisers; the path comes from a superuser-only
     // setting that is meant to name ONNX Runtime.
     let library = unsafe { libloading::Library::new(library_path) }

@@ -13,6 +13,7 @@ use crate::safetensors::{read_embedding_table, EmbeddingTable, FileBytes};
 use crate::tokenize::{load_plain_tokenizer, with_prefix, Tokenizer};
 use crate::unigram::TokenizerModel;
 use crate::word_cache::WordTokenizer;
+use crate::ModelFile;
 use crate::{EmbedOutput, ModelSpec, Role, SentenceModel};
 
 pub(crate) struct StaticModel {
@@ -25,7 +26,7 @@ pub(crate) struct StaticModel {
 
 impl StaticModel {
     pub(crate) fn load(spec: &ModelSpec) -> Result<Self, EmbedError> {
-        require_file(&spec.model_file, "model file")?;
+        require_file(&spec.model_file, ModelFile::Model)?;
         let (tokenizer, _pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
         // Mapped, not read: the table is the page cache's, one copy for every backend.
         let file = MappedFile::open(&spec.model_file)

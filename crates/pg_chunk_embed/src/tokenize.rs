@@ -12,6 +12,7 @@ use tokenizers::{Encoding, PostProcessor, TokenizerImpl, TruncationDirection};
 
 use crate::error::{require_file, EmbedError};
 use crate::unigram::TokenizerModel;
+use crate::ModelFile;
 
 /// A `tokenizer.json` as pg_chunk loads it: `tokenizers`' pipeline, with a Unigram vocabulary
 /// held compactly (unigram.rs).
@@ -26,7 +27,7 @@ pub(crate) fn load_plain_tokenizer(path: &Path) -> Result<(Tokenizer, u32), Embe
     // not start a thread pool. We only encode one text at a time, but this also covers any
     // internal use.
     tokenizers::utils::parallelism::set_parallelism(false);
-    require_file(path, "tokenizer file")?;
+    require_file(path, ModelFile::Tokenizer)?;
     let mut tokenizer = Tokenizer::from_file(path)
         .map_err(|error| EmbedError::InvalidModel(format!("cannot read tokenizer {}: {error}", path.display())))?;
     let pad_id =

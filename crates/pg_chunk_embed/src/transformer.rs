@@ -14,6 +14,7 @@ use crate::mapped::MappedFile;
 use crate::pooling::{cls_pool, l2_normalize, mean_pool};
 use crate::tokenize::{encode_truncated, load_plain_tokenizer, tokenizing_error, with_prefix};
 use crate::word_cache::WordTokenizer;
+use crate::ModelFile;
 use crate::{runtime, EmbedOutput, ModelSpec, Pooling, Role, RuntimeOptions, SentenceModel};
 
 const INPUT_IDS: &str = "input_ids";
@@ -57,7 +58,7 @@ fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> 
 /// session creation falls from about 0.39 s to 0.10 s and a backend's anonymous memory by about
 /// 95 MB (bench/README.md). The copy belongs to the ONNX Runtime release that wrote it.
 pub fn optimize_transformer(library_path: &Path, model: &Path, output: &Path) -> Result<(), EmbedError> {
-    require_file(model, "model file")?;
+    require_file(model, ModelFile::Model)?;
     let weights_name = output
         .file_name()
         .map(|name| format!("{}.data", name.to_string_lossy()))
@@ -72,13 +73,13 @@ pub fn optimize_transformer(library_path: &Path, model: &Path, output: &Path) ->
     builder
         .commit_from_file(model)
         .map_err(|error| EmbedError::Runtime(format!("cannot optimise model {}: {error}", model.display())))?;
-    require_file(output, "optimised model file")?;
-    require_file(&output.with_file_name(weights_name), "optimised model weights")
+    require_file(output, ModelFile::OptimisedModel)?;
+    require_file(&output.with_file_name(weights_name), ModelFile::OptimisedWeights)
 }
 
 impl TransformerModel {
     pub(crate) fn load(spec: &ModelSpec, runtime_options: &RuntimeOptions) -> Result<Self, EmbedError> {
-        require_file(&spec.model_file, "model file")?;
+        require_file(&spec.model_file, ModelFile::Model)?;
         let (tokenizer, pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
         let environment = runtime::environment(&runtime_options.library_path)?;
         let optimization =

@@ -8,7 +8,7 @@
 //! same in a browser, an image viewer or a README on a dark theme.
 
 use crate::config::{Boundaries, ChunkConfig};
-use crate::strategy::Explanation;
+use crate::strategy::{Explanation, SentenceTrace, SplitReason};
 use crate::threshold::Threshold;
 use std::fmt::Write;
 
@@ -99,12 +99,12 @@ enum CutKind {
 }
 
 impl CutKind {
-    /// From `SentenceTrace::reason`; `forced` wins because it is the one a reader must notice
+    /// From a sentence's trace; `forced` wins because it is the one a reader must notice
     /// (the sentence itself was cut at the cap).
-    fn of(reason: Option<&str>) -> CutKind {
-        match reason.unwrap_or("") {
-            r if r.contains("forced") => CutKind::Forced,
-            r if r.contains("threshold") => CutKind::Meaning,
+    fn of(sentence: &SentenceTrace) -> CutKind {
+        match sentence.reason {
+            _ if sentence.forced => CutKind::Forced,
+            Some(SplitReason::Threshold) => CutKind::Meaning,
             _ => CutKind::Size,
         }
     }
@@ -190,10 +190,7 @@ impl<'a> Plot<'a> {
             explanation,
             labels,
             band_starts: (0..sentences.len()).filter(|&i| i == 0 || sentences[i].is_cut).collect(),
-            split_sentences: sentences
-                .iter()
-                .filter(|s| s.is_cut && CutKind::of(s.reason.as_deref()) == CutKind::Forced)
-                .count(),
+            split_sentences: sentences.iter().filter(|s| s.is_cut && CutKind::of(s) == CutKind::Forced).count(),
             scores,
             distances,
             threshold,
@@ -216,7 +213,7 @@ impl<'a> Plot<'a> {
 
     fn title(&self) -> String {
         let (n, bands) = (self.sentence_count(), self.band_starts.len());
-        if self.explanation.sentences[0].reason.as_deref() == Some("inline") {
+        if self.explanation.sentences[0].reason == Some(SplitReason::Inline) {
             format!("Where the meaning changes: {n} sentences, kept whole (shorter than inline_threshold)")
         } else if self.split_sentences > 0 {
             let split = self.split_sentences;
@@ -305,7 +302,7 @@ impl<'a> Plot<'a> {
         let mut kinds = Vec::new();
         let width = if self.sentence_count() <= 100 { 1.8 } else { 1.0 };
         for (i, s) in self.explanation.sentences.iter().enumerate() {
-            let kind = CutKind::of(s.reason.as_deref());
+            let kind = CutKind::of(s);
             if !s.is_cut || (i == 0 && kind != CutKind::Forced) {
                 continue;
             }
@@ -316,7 +313,7 @@ impl<'a> Plot<'a> {
             let _ = writeln!(
                 svg,
                 "<line class=\"cut {class}\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{BOTTOM}\" stroke=\"{colour}\" stroke-width=\"{width}\"{dash}><title>chunk starts at sentence {i}: {}</title></line>",
-                escape(s.reason.as_deref().unwrap_or("cut"))
+                escape(s.reason_text().as_deref().unwrap_or("cut"))
             );
         }
         kinds
@@ -387,7 +384,9 @@ impl<'a> Plot<'a> {
     fn merged_cuts(&self, svg: &mut String) -> bool {
         let mut any = false;
         for (i, s) in self.explanation.sentences.iter().enumerate() {
-            let Some(v) = self.scores[i].filter(|_| s.reason.as_deref() == Some("merged")) else { continue };
+            let Some(v) = self.scores[i].filter(|_| s.reason == Some(SplitReason::Merged) && !s.forced) else {
+                continue;
+            };
             any = true;
             let _ = writeln!(
                 svg,

@@ -1,6 +1,6 @@
 use super::*;
 use crate::sentences::Span;
-use crate::strategy::SentenceTrace;
+use crate::strategy::{SentenceTrace, SplitReason};
 
 fn labels() -> PlotLabels {
     PlotLabels::for_config(&ChunkConfig::default(), "lexical")
@@ -20,11 +20,18 @@ fn explanation(threshold: f64, scores: &[Option<f64>], cuts: &[(usize, &str)]) -
                 smoothed_distance: score.map(|s| s / 4.0),
                 score,
                 is_cut: i == 0 || cut.is_some_and(|(_, r)| *r != "merged"),
-                reason: if i == 0 { Some("start".into()) } else { cut.map(|(_, r)| r.to_string()) },
+                reason: if i == 0 { Some(SplitReason::Start) } else { cut.and_then(|(_, r)| parse_reason(r).0) },
+                forced: cut.is_some_and(|(_, r)| parse_reason(r).1),
             }
         })
         .collect();
     Explanation { threshold, sentences }
+}
+
+/// A trace's reason as `SentenceTrace::reason_text` writes it: a name, `forced` after it or alone.
+fn parse_reason(text: &str) -> (Option<SplitReason>, bool) {
+    let name = text.trim_end_matches("forced").trim_end_matches(", ");
+    (Some(name).filter(|n| !n.is_empty()).map(|n| n.parse().unwrap()), text.ends_with("forced"))
 }
 
 /// Checks that `svg` is well-formed XML as far as this module writes it: every tag closed in
@@ -148,7 +155,7 @@ fn sentences_split_at_the_cap_are_marked_and_not_counted_as_one_chunk() {
     assert!(!svg.contains(">chunk 1</text>"), "bands are not chunks here");
     // The first sentence split too: its marker is the only one at x = 0.
     let mut e = e;
-    e.sentences[0].reason = Some("start, forced".into());
+    (e.sentences[0].reason, e.sentences[0].forced) = (Some(SplitReason::Start), true);
     assert_eq!(count(&render_svg(&e, &labels()), "class=\"cut forced\""), 2);
 }
 
@@ -185,14 +192,14 @@ fn labels_are_escaped() {
         threshold_name: "t<&>".into(),
         scores_are_distances: true,
     };
-    let mut e = explanation(0.5, &[None, Some(0.2), Some(0.9)], &[(2, "threshold <&>")]);
+    // A cut's reason is a name from a closed set (SplitReason), so no label of it needs escaping.
+    let mut e = explanation(0.5, &[None, Some(0.2), Some(0.9)], &[(2, "threshold")]);
     e.sentences[2].distance = Some(0.7);
     let svg = render_svg(&e, &labels);
     check_well_formed(&svg);
     assert!(svg.contains("model &lt;evil&gt; &amp; &quot;co&quot;"));
     assert!(svg.contains("a &lt; b &amp; c &gt; d"));
     assert!(svg.contains("t&lt;&amp;&gt; 0.5"));
-    assert!(svg.contains("threshold &lt;&amp;&gt;"));
     assert!(!svg.contains("<evil>") && !svg.contains("t<&>"));
     assert_eq!(escape("\u{1}x"), "\u{FFFD}x");
 }
@@ -288,7 +295,7 @@ fn labels_follow_the_method() {
 #[test]
 fn an_inline_document_is_one_band_and_says_why() {
     let mut e = explanation(1.3, &[None, Some(2.0), Some(0.5)], &[]);
-    e.sentences[0].reason = Some("inline".into());
+    e.sentences[0].reason = Some(SplitReason::Inline);
     let svg = render_svg(&e, &labels());
     check_well_formed(&svg);
     assert_eq!(count(&svg, "class=\"band\""), 1);

@@ -80,8 +80,8 @@ pub fn adaptive_chunks(
     let best = best_candidate(&scores);
     let (chosen, _, mut chunks) = results.swap_remove(best);
     let scores: Map<String, Value> =
-        scores.iter().map(|(strategy, score)| (strategy.name().to_string(), json!(score))).collect();
-    let report = json!({"chosen": chosen.name(), "scores": scores});
+        scores.iter().map(|(strategy, score)| (strategy.as_str().to_string(), json!(score))).collect();
+    let report = json!({"chosen": chosen.as_str(), "scores": scores});
     for chunk in &mut chunks {
         chunk.metadata.insert("adaptive".to_string(), report.clone());
     }

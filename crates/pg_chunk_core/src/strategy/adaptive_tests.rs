@@ -3,6 +3,7 @@ use crate::invariants::check_chunks;
 use crate::lexical::LexicalEmbedder;
 use crate::size::EstimatedTokens;
 use crate::strategy::chunk_document;
+use crate::strategy::SplitReason;
 
 use crate::strategy::test_support::{CountingEmbedder, SAMPLE};
 const HINDI_ENGLISH: &str = include_str!("../../../../tests/fixtures/hi_en_topics.txt");
@@ -14,7 +15,7 @@ fn close(a: f64, b: f64) -> bool {
 
 /// A chunk of `doc[start..end]` whose own text starts at `core_start`.
 fn chunk(start: usize, core_start: usize, end: usize) -> Chunk {
-    let mut c = Chunk::new(start, end, "size", None);
+    let mut c = Chunk::new(start, end, SplitReason::Size, None);
     c.core_start = core_start;
     c
 }
@@ -165,7 +166,7 @@ fn the_highest_score_wins_and_ties_go_to_the_earlier_strategy() {
     for (scores, want) in cases {
         assert_eq!(best_candidate(scores), want, "{scores:?}");
     }
-    assert_eq!(s.map(Strategy::name), ["semantic", "topic_coherence", "information_density", "recursive"]);
+    assert_eq!(s.map(Strategy::as_str), ["semantic", "topic_coherence", "information_density", "recursive"]);
 }
 
 fn config(cfg: serde_json::Value) -> ChunkConfig {
@@ -182,7 +183,7 @@ fn adaptive(doc: &str, cfg: &ChunkConfig) -> (Vec<Chunk>, Value) {
     assert!(chunks.iter().all(|c| c.metadata["adaptive"] == report), "one report for all chunks");
     let chosen = report["chosen"].as_str().unwrap();
     let mut chosen_cfg = cfg.clone();
-    chosen_cfg.strategy = Strategy::NAMES.iter().find(|(name, _)| *name == chosen).unwrap().1;
+    chosen_cfg.strategy = chosen.parse().unwrap();
     for check in [cfg, &chosen_cfg] {
         if let Err(broken) = check_chunks(doc, check, &chunks, &EstimatedTokens) {
             panic!("as {:?}: {broken}", check.strategy);
@@ -200,13 +201,13 @@ fn adaptive_returns_the_best_scoring_candidate_as_it_made_it() {
             let scores = report["scores"].as_object().unwrap();
             assert_eq!(
                 scores.keys().map(String::as_str).collect::<std::collections::BTreeSet<_>>(),
-                std::collections::BTreeSet::from(CANDIDATES.map(Strategy::name))
+                std::collections::BTreeSet::from(CANDIDATES.map(Strategy::as_str))
             );
             let chosen = report["chosen"].as_str().unwrap();
             let best = scores.values().map(|v| v.as_f64().unwrap()).fold(f64::MIN, f64::max);
             assert_eq!(scores[chosen].as_f64().unwrap(), best, "{max}: {report}");
-            let first_best = CANDIDATES.iter().find(|s| scores[s.name()].as_f64().unwrap() == best).unwrap();
-            assert_eq!(chosen, first_best.name(), "ties go to the earlier strategy");
+            let first_best = CANDIDATES.iter().find(|s| scores[s.as_str()].as_f64().unwrap() == best).unwrap();
+            assert_eq!(chosen, first_best.as_str(), "ties go to the earlier strategy");
             for score in scores.values().map(|v| v.as_f64().unwrap()) {
                 assert!((0.0..=1.0).contains(&score) && score == round4(score), "{score}");
             }

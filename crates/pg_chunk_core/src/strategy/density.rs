@@ -25,7 +25,7 @@
 use std::collections::BTreeMap;
 
 use super::topic::{assemble, Piece};
-use super::Chunk;
+use super::{Chunk, SplitReason};
 use crate::config::ChunkConfig;
 use crate::guards::{force_split, Run};
 use crate::measures::char_entropy;
@@ -48,7 +48,7 @@ pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -
 
     let mut pieces: Vec<Piece> = Vec::new();
     let mut chunk_chars = CharCounts::default();
-    let mut next_reason = "start";
+    let mut next_reason = SplitReason::Start;
     for i in 0..units.len() {
         if !sizes.fits(i, i, max) {
             pieces.extend(
@@ -56,7 +56,7 @@ pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -
                     .into_iter()
                     .map(|(s, e)| Piece::Forced(s, e)),
             );
-            next_reason = "size";
+            next_reason = SplitReason::Size;
             continue;
         }
         let reason = match pieces.last_mut() {
@@ -65,9 +65,9 @@ pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -
             Some(Piece::Packed(run, _))
                 if chunk_chars.entropy() > limit && sizes.run(run.first, run.last, min.unit) >= min.value =>
             {
-                "density"
+                SplitReason::Density
             }
-            Some(Piece::Packed(run, _)) if !sizes.fits(run.first, i, max) => "size",
+            Some(Piece::Packed(run, _)) if !sizes.fits(run.first, i, max) => SplitReason::Size,
             Some(Piece::Packed(run, _)) => {
                 chunk_chars.add(&doc[units[run.last].end..units[i].end]);
                 run.last = i;

@@ -100,9 +100,9 @@ fn density_cuts_on_real_text_follow_the_rule() {
     for doc in [ZH_EN, HI_EN] {
         let cfg = ChunkConfig::parse(&json!({"strategy": "information_density"})).unwrap();
         let chunks = chunk(doc, json!({}));
-        assert!(chunks.iter().any(|c| c.split_reason == "density"), "{:?}", reasons(&chunks));
+        assert!(chunks.iter().any(|c| c.split_reason.as_str() == "density"), "{:?}", reasons(&chunks));
         let limit = limit(doc);
-        for pair in chunks.windows(2).filter(|pair| pair[1].split_reason == "density") {
+        for pair in chunks.windows(2).filter(|pair| pair[1].split_reason.as_str() == "density") {
             let closed = pair[0].text(doc);
             assert!(char_entropy(closed) > limit && closed.chars().count() >= cfg.min_size.value, "{closed:?}");
             // It closed at the first sentence that passed the limit, not later.

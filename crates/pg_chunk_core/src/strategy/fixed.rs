@@ -2,7 +2,7 @@
 //! window starting up to `overlap` characters before the previous one ended (seed design 000's
 //! fallback: 350 characters, overlap 50).
 
-use super::Chunk;
+use super::{Chunk, SplitReason};
 use crate::config::Overlap;
 use crate::guards::word_starts_before;
 use crate::size::{fitting_prefix, Size, TokenCounter};
@@ -16,7 +16,7 @@ pub fn fixed_chunks(doc: &str, max: Size, overlap: Overlap, tokens: &dyn TokenCo
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut at = doc.len() - doc.trim_start().len();
     while at < doc.len() {
-        let mut chunk = Chunk::new(at, window_end(at), "window", None);
+        let mut chunk = Chunk::new(at, window_end(at), SplitReason::Window, None);
         if let Some(previous) = chunks.last() {
             chunk.core_start = previous.end.max(at);
         }

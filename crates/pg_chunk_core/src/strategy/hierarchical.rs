@@ -36,7 +36,7 @@
 
 use super::adaptive::CachedEmbedder;
 use super::semantic::semantic_chunks_of;
-use super::Chunk;
+use super::{Chunk, SplitReason};
 use crate::config::{ChunkConfig, Strategy};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
@@ -71,8 +71,8 @@ pub fn hierarchical_chunks(
         for (k, child) in children.into_iter().enumerate() {
             // A forced parent is a piece of one sentence, and so is every child of it.
             let reason = match (k, child.split_reason) {
-                _ if parent_reason == "forced" => "forced",
-                (0, reason) if reason != "forced" => parent_reason,
+                _ if parent_reason == SplitReason::Forced => SplitReason::Forced,
+                (0, reason) if reason != SplitReason::Forced => parent_reason,
                 (_, reason) => reason,
             };
             // The child's sentence index counts sentences of the parent, not of the document.

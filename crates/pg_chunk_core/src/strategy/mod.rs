@@ -5,12 +5,14 @@ mod code;
 mod density;
 mod fixed;
 mod hierarchical;
+mod labels;
 mod markdown;
 mod post;
 mod recursive;
 mod semantic;
 mod topic;
 
+pub use labels::{BlockKind, ChunkType, SplitReason};
 pub use semantic::{explain_semantic, Explanation, SentenceTrace};
 
 use crate::config::{ChunkConfig, Overlap, Strategy};
@@ -28,9 +30,8 @@ pub struct Chunk {
     pub end: usize,
     /// Where the chunk's own text begins; `start..core_start` repeats earlier text (overlap).
     pub core_start: usize,
-    /// Why the chunk begins where it does: `start`, `threshold`, `size`, `forced`, `inline`,
-    /// `paragraph`, `sentence`, `window`.
-    pub split_reason: &'static str,
+    /// Why the chunk begins where it does.
+    pub split_reason: SplitReason,
     pub token_count: usize,
     /// What the strategy says about the chunk beyond its reason (code: `language`,
     /// `chunk_type`, `function_name`; Markdown: `heading_path`; hierarchical: `level`,
@@ -45,7 +46,7 @@ pub struct Chunk {
 }
 
 impl Chunk {
-    fn new(start: usize, end: usize, split_reason: &'static str, first_unit: Option<usize>) -> Chunk {
+    fn new(start: usize, end: usize, split_reason: SplitReason, first_unit: Option<usize>) -> Chunk {
         Chunk {
             start,
             end,

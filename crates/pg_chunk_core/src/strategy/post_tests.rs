@@ -1,6 +1,7 @@
 use super::*;
 use crate::curve::Embeddings;
 use crate::lexical::{lexical_embeddings, LexicalEmbedder};
+use crate::strategy::SplitReason;
 use serde_json::{json, Value};
 
 #[test]
@@ -77,7 +78,10 @@ fn metadata_on_a_tiny_document() {
     let doc = "The cat sat on the mat. The cat ate the fish. Volcanoes erupt.";
     let two = "The cat sat on the mat. The cat ate the fish.";
     let third = doc.find("Volcanoes").unwrap();
-    let mut chunks = vec![Chunk::new(0, two.len(), "start", Some(0)), Chunk::new(third, doc.len(), "topic", Some(2))];
+    let mut chunks = vec![
+        Chunk::new(0, two.len(), SplitReason::Start, Some(0)),
+        Chunk::new(third, doc.len(), SplitReason::Topic, Some(2)),
+    ];
     let mut embedder = Recording { batches: vec![] };
     add_quality_metadata(doc, &mut chunks, &mut embedder).unwrap();
     // Only the chunk of two sentences needs vectors: one call with its two sentences.
@@ -107,12 +111,16 @@ fn one_batch_for_the_document_each_sentence_once_and_none_when_not_needed() {
     // A parent and its child (hierarchical) share sentences: each is embedded once.
     let doc = "Alpha bravo. Charlie delta. Echo foxtrot.";
     let child_end = doc.find(" Echo").unwrap();
-    let mut chunks = vec![Chunk::new(0, doc.len(), "start", Some(0)), Chunk::new(0, child_end, "start", Some(0))];
+    let mut chunks = vec![
+        Chunk::new(0, doc.len(), SplitReason::Start, Some(0)),
+        Chunk::new(0, child_end, SplitReason::Start, Some(0)),
+    ];
     let mut embedder = Recording { batches: vec![] };
     add_quality_metadata(doc, &mut chunks, &mut embedder).unwrap();
     assert_eq!(embedder.batches, [["Alpha bravo.", "Charlie delta.", "Echo foxtrot."]]);
 
-    let mut single = vec![Chunk::new(0, 12, "start", Some(0)), Chunk::new(13, 27, "topic", Some(1))];
+    let mut single =
+        vec![Chunk::new(0, 12, SplitReason::Start, Some(0)), Chunk::new(13, 27, SplitReason::Topic, Some(1))];
     let mut embedder = Recording { batches: vec![] };
     add_quality_metadata(doc, &mut single, &mut embedder).unwrap();
     assert!(embedder.batches.is_empty());
@@ -132,14 +140,14 @@ impl Embedder for Broken {
 fn degenerate_inputs_give_finite_numbers_or_an_error() {
     // Sentences without keywords or features: Jaccard 0, zero vectors at similarity 0.
     let doc = "... !!! ??? ...";
-    let mut chunks = vec![Chunk::new(0, doc.len(), "start", Some(0))];
+    let mut chunks = vec![Chunk::new(0, doc.len(), SplitReason::Start, Some(0))];
     add_quality_metadata(doc, &mut chunks, &mut LexicalEmbedder).unwrap();
     for key in ["entropy", "topic_coherence", "semantic_density", "importance_score"] {
         assert!(number(&chunks[0], key).is_finite(), "{key}");
     }
     // An embedder that returns NaN: similarity counts 0, nothing is NaN.
     let doc = "Alpha bravo. Charlie delta.";
-    let mut chunks = vec![Chunk::new(0, doc.len(), "start", Some(0))];
+    let mut chunks = vec![Chunk::new(0, doc.len(), SplitReason::Start, Some(0))];
     add_quality_metadata(doc, &mut chunks, &mut Broken(Embeddings::new(2, vec![f32::NAN, 1.0, 1.0, 0.0]))).unwrap();
     assert_eq!(number(&chunks[0], "semantic_density"), 0.0);
     // One that returns too few vectors is an error, not a panic.

@@ -3,7 +3,7 @@
 //! (LangChain's RecursiveCharacterTextSplitter order; seed design defaults max 1500, min 500,
 //! overlap 100 characters).
 
-use super::{add_overlap, Chunk};
+use super::{add_overlap, Chunk, SplitReason};
 use crate::config::ChunkConfig;
 use crate::guards::{force_split, merge_undersized, Run};
 use crate::sentences::{split_sentences, Span};
@@ -12,7 +12,7 @@ use crate::size::{TokenCounter, UnitSizes};
 /// What packing produces, in document order.
 enum Piece {
     /// Whole units, and the level they were packed at (`paragraph` or `sentence`).
-    Packed(Run, &'static str),
+    Packed(Run, SplitReason),
     /// Byte range of a piece of a sentence above the cap.
     Forced(usize, usize),
 }
@@ -35,7 +35,7 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
             continue;
         }
         if sizes.fits(paragraph.first, paragraph.last, max) {
-            pieces.push(Piece::Packed(paragraph, "paragraph"));
+            pieces.push(Piece::Packed(paragraph, SplitReason::Paragraph));
             continue;
         }
         for (unit, span) in units.iter().enumerate().take(paragraph.last + 1).skip(paragraph.first) {
@@ -43,7 +43,7 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
                 continue;
             }
             if sizes.fits(unit, unit, max) {
-                pieces.push(Piece::Packed(Run { first: unit, last: unit }, "sentence"));
+                pieces.push(Piece::Packed(Run { first: unit, last: unit }, SplitReason::Sentence));
             } else {
                 pieces.extend(
                     force_split(doc, span.start, span.end, max, tokens).into_iter().map(|(s, e)| Piece::Forced(s, e)),
@@ -60,7 +60,7 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
             .filter_map(|p| match p {
                 Piece::Packed(run, _) => Some(*run),
                 Piece::Forced(start, end) => {
-                    chunks.push(Chunk::new(*start, *end, "forced", None));
+                    chunks.push(Chunk::new(*start, *end, SplitReason::Forced, None));
                     None
                 }
             })
@@ -68,8 +68,8 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
         for run in merge_undersized(&runs, &sizes, &seams, cfg.min_size, max) {
             let reason = group.iter().find(|p| matches!(p, Piece::Packed(r, _) if r.first == run.first));
             let reason = match reason {
-                Some(Piece::Packed(_, reason)) => reason,
-                _ => "paragraph",
+                Some(Piece::Packed(_, reason)) => *reason,
+                _ => SplitReason::Paragraph,
             };
             chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
         }

@@ -3,7 +3,7 @@
 //! guards (merge undersized, split oversized, force-split a sentence above the cap) and the
 //! overlap.
 
-use super::{add_overlap, Chunk};
+use super::{add_overlap, Chunk, SplitReason};
 use crate::config::{Boundaries, ChunkConfig};
 use crate::curve::{distance_curve, smooth_neighbours, Embeddings};
 use crate::embed::Embedder;
@@ -90,7 +90,7 @@ pub fn semantic_chunks_of(
     }
     let sizes = UnitSizes::new(doc, units, tokens);
     if is_inline(&sizes, units.len(), cfg) {
-        return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, "inline", Some(0))]);
+        return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, SplitReason::Inline, Some(0))]);
     }
     let vectors = embed_units(doc, units, embedder)?;
     let analysis = analyse(&vectors, &sizes, cfg);
@@ -121,14 +121,14 @@ fn plan_chunks(
             chunks.extend(
                 force_split(doc, unit.start, unit.end, max, tokens)
                     .into_iter()
-                    .map(|(s, e)| Chunk::new(s, e, "forced", None)),
+                    .map(|(s, e)| Chunk::new(s, e, SplitReason::Forced, None)),
             );
             continue;
         }
         let reason = match run.first {
-            0 => "start",
-            first if analysis.cuts.is_meaning_cut(first - 1) => "threshold",
-            _ => "size",
+            0 => SplitReason::Start,
+            first if analysis.cuts.is_meaning_cut(first - 1) => SplitReason::Threshold,
+            _ => SplitReason::Size,
         };
         chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
     }
@@ -149,10 +149,25 @@ pub struct SentenceTrace {
     pub score: Option<f64>,
     /// A chunk starts at this sentence.
     pub is_cut: bool,
-    /// `start`, `inline`, `threshold` (a cut whose score is above the threshold, kept by the
-    /// guards), `merged` (such a cut undone to reach min_size), `size` (a cut made to respect
-    /// max_size), with `forced` added when the sentence itself is split at the cap.
-    pub reason: Option<String>,
+    /// `Start`, `Inline`, `Threshold` (a cut whose score is above the threshold, kept by the
+    /// guards), `Merged` (such a cut undone to reach min_size), `Size` (a cut made to respect
+    /// max_size); see [`SentenceTrace::reason_text`] for what SQL shows.
+    pub reason: Option<SplitReason>,
+    /// The sentence itself is split at the cap.
+    pub forced: bool,
+}
+
+impl SentenceTrace {
+    /// The reason as `knowledge.chunk_explain` shows it: its name, with `forced` after it (or
+    /// alone) when the sentence is split at the cap.
+    pub fn reason_text(&self) -> Option<String> {
+        let forced = SplitReason::Forced.as_str();
+        match (self.reason, self.forced) {
+            (reason, false) => reason.map(|r| r.as_str().to_string()),
+            (None, true) => Some(forced.to_string()),
+            (Some(reason), true) => Some(format!("{reason}, {forced}")),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -195,19 +210,15 @@ pub fn explain_semantic(
             let gap = i.checked_sub(1);
             let threshold_cut = gap.is_some_and(|g| analysis.cuts.is_meaning_cut(g));
             let is_cut = i == 0 || (!inline && (starts[i] || forced[i]));
-            let mut reason = match (i, inline, threshold_cut, is_cut) {
-                (0, true, _, _) => Some("inline"),
-                (0, false, _, _) => Some("start"),
+            let reason = match (i, inline, threshold_cut, is_cut) {
+                (0, true, _, _) => Some(SplitReason::Inline),
+                (0, false, _, _) => Some(SplitReason::Start),
                 (_, true, _, _) => None,
-                (_, _, true, true) => Some("threshold"),
-                (_, _, true, false) => Some("merged"),
-                (_, _, false, true) => Some("size"),
+                (_, _, true, true) => Some(SplitReason::Threshold),
+                (_, _, true, false) => Some(SplitReason::Merged),
+                (_, _, false, true) => Some(SplitReason::Size),
                 (_, _, false, false) => None,
-            }
-            .map(str::to_string);
-            if forced[i] {
-                reason = Some(reason.map_or("forced".into(), |r| format!("{r}, forced")));
-            }
+            };
             SentenceTrace {
                 span: units[i],
                 distance: gap.map(|g| raw[g]),
@@ -215,6 +226,7 @@ pub fn explain_semantic(
                 score: gap.map(|g| analysis.cuts.scores[g]),
                 is_cut,
                 reason,
+                forced: forced[i],
             }
         })
         .collect();

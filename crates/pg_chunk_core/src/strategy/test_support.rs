@@ -60,5 +60,5 @@ pub fn texts<'a>(doc: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
 }
 
 pub fn reasons(chunks: &[Chunk]) -> Vec<&'static str> {
-    chunks.iter().map(|c| c.split_reason).collect()
+    chunks.iter().map(|c| c.split_reason.as_str()).collect()
 }

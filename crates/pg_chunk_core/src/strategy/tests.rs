@@ -59,7 +59,7 @@ fn semantic_cuts_where_the_vocabulary_changes() {
     assert_eq!(got.len(), 3, "{got:#?}");
     assert!(got[0].starts_with("The cat and") && got[0].ends_with("watches the kitten."), "{got:#?}");
     assert!(got[1].starts_with("The Rust compiler") && got[2].starts_with("Bakers knead"), "{got:#?}");
-    assert_eq!(chunks[1].split_reason, "threshold");
+    assert_eq!(chunks[1].split_reason.as_str(), "threshold");
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn the_default_optimal_segmentation_finds_the_topics_untuned() {
     let got = texts(&doc, &chunks);
     assert_eq!(got.len(), 3, "{got:#?}");
     assert!(got[1].starts_with("The Rust compiler") && got[2].starts_with("Bakers knead"), "{got:#?}");
-    assert_eq!((chunks[1].split_reason, chunks[2].split_reason), ("threshold", "threshold"));
+    assert_eq!((chunks[1].split_reason.as_str(), chunks[2].split_reason.as_str()), ("threshold", "threshold"));
 }
 
 #[test]
@@ -77,9 +77,9 @@ fn short_documents_stay_whole_and_empty_ones_give_nothing() {
     let doc = "  One sentence. Another one.  ";
     let chunks = chunk(doc, json!({}));
     assert_eq!(texts(doc, &chunks), ["One sentence. Another one."]);
-    assert_eq!(chunks[0].split_reason, "inline");
+    assert_eq!(chunks[0].split_reason.as_str(), "inline");
     for empty in ["", "   ", "\n\n\t "] {
-        for (strategy, _) in crate::config::Strategy::NAMES {
+        for strategy in crate::config::Strategy::ALL.iter().map(|s| s.as_str()) {
             assert!(chunk(empty, json!({ "strategy": strategy })).is_empty(), "{strategy}");
         }
     }
@@ -90,7 +90,7 @@ fn a_sentence_above_the_cap_is_force_split_and_marked() {
     let long = "word ".repeat(100);
     let doc = format!("Short start here. {} End.", long.trim());
     let chunks = chunk(&doc, json!({"max_size": 120, "min_size": 10, "inline_threshold": 0}));
-    assert!(chunks.iter().filter(|c| c.split_reason == "forced").count() >= 4, "{:#?}", texts(&doc, &chunks));
+    assert!(chunks.iter().filter(|c| c.split_reason.as_str() == "forced").count() >= 4, "{:#?}", texts(&doc, &chunks));
 }
 
 #[test]
@@ -152,7 +152,10 @@ fn recursive_packs_paragraphs_then_sentences() {
             "It is longer than the cap allows in one piece."
         ]
     );
-    assert_eq!(chunks.iter().map(|c| c.split_reason).collect::<Vec<_>>(), ["paragraph", "sentence", "sentence"]);
+    assert_eq!(
+        chunks.iter().map(|c| c.split_reason.as_str()).collect::<Vec<_>>(),
+        ["paragraph", "sentence", "sentence"]
+    );
 }
 
 #[test]
@@ -172,7 +175,7 @@ fn explain_reports_every_sentence_and_agrees_with_chunking() {
     let cut_at: Vec<usize> = explanation.sentences.iter().filter(|s| s.is_cut).map(|s| s.span.start).collect();
     assert_eq!(cut_at, chunks.iter().map(|c| c.start).collect::<Vec<_>>());
     assert_eq!(explanation.sentences[0].distance, None);
-    assert_eq!(explanation.sentences[6].reason.as_deref(), Some("threshold"));
+    assert_eq!(explanation.sentences[6].reason_text().as_deref(), Some("threshold"));
     assert!(explanation.threshold.is_finite());
     for s in &explanation.sentences[1..] {
         assert_eq!(s.score, s.smoothed_distance, "a percentile rule scores the smoothed distance");
@@ -224,7 +227,7 @@ proptest! {
     #[test]
     fn invariants_hold_for_any_text_and_config(
         doc in doc_strategy(),
-        strategy in prop::sample::select(crate::config::Strategy::NAMES.map(|(name, _)| name).to_vec()),
+        strategy in prop::sample::select(crate::config::Strategy::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>()),
         max in size_strategy(),
         threshold in prop::sample::select(vec!["optimal", "percentile", "similarity", "stddev", "interquartile", "gradient"]),
         smoothing in 0usize..3,

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{add_overlap, Chunk};
+use super::{add_overlap, Chunk, SplitReason};
 use crate::config::ChunkConfig;
 use crate::guards::{force_split, merge_undersized, Run};
 use crate::measures::{jaccard, keywords};
@@ -48,7 +48,7 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
     // Seam at gap g (between sentences g and g + 1), for the merge of undersized chunks.
     let mut seams = vec![0.0; units.len()];
     let mut chunk_words: BTreeSet<String> = BTreeSet::new();
-    let mut next_reason = "start";
+    let mut next_reason = SplitReason::Start;
     for i in 0..units.len() {
         let words = keywords(units[i].text(doc));
         if !sizes.fits(i, i, max) {
@@ -57,7 +57,7 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
                     .into_iter()
                     .map(|(s, e)| Piece::Forced(s, e)),
             );
-            next_reason = "size";
+            next_reason = SplitReason::Size;
             continue;
         }
         let coherence = (!chunk_words.is_empty() && !words.is_empty()).then(|| jaccard(&chunk_words, &words));
@@ -74,8 +74,8 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
             }
             last => {
                 let reason = match last {
-                    Some(Piece::Packed(..)) if coherence.is_none_or(|j| j >= COHERENCE_THRESHOLD) => "size",
-                    Some(Piece::Packed(..)) => "topic",
+                    Some(Piece::Packed(..)) if coherence.is_none_or(|j| j >= COHERENCE_THRESHOLD) => SplitReason::Size,
+                    Some(Piece::Packed(..)) => SplitReason::Topic,
                     _ => next_reason,
                 };
                 pieces.push(Piece::Packed(Run { first: i, last: i }, reason));
@@ -89,7 +89,7 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
 /// What a sentence walk produces, in document order (shared with the density strategy).
 pub(super) enum Piece {
     /// Whole sentences, and why the run starts where it does.
-    Packed(Run, &'static str),
+    Packed(Run, SplitReason),
     /// Byte range of a piece of one sentence above the cap.
     Forced(usize, usize),
 }
@@ -108,17 +108,18 @@ pub(super) fn assemble(
 ) -> Vec<Chunk> {
     let mut chunks = Vec::with_capacity(pieces.len());
     for group in pieces.chunk_by(|a, b| matches!(a, Piece::Packed(..)) == matches!(b, Piece::Packed(..))) {
-        let mut runs: Vec<(Run, &'static str)> = Vec::with_capacity(group.len());
+        let mut runs: Vec<(Run, SplitReason)> = Vec::with_capacity(group.len());
         for piece in group {
             match piece {
-                Piece::Packed(run, reason) => runs.push((*run, reason)),
-                Piece::Forced(start, end) => chunks.push(Chunk::new(*start, *end, "forced", None)),
+                Piece::Packed(run, reason) => runs.push((*run, *reason)),
+                Piece::Forced(start, end) => chunks.push(Chunk::new(*start, *end, SplitReason::Forced, None)),
             }
         }
         let plain: Vec<Run> = runs.iter().map(|(run, _)| *run).collect();
         for run in merge_undersized(&plain, sizes, seams, cfg.min_size, cfg.max_size) {
             // A merged run starts where one of the runs did; they are in order.
-            let reason = runs.binary_search_by_key(&run.first, |(r, _)| r.first).map_or("size", |k| runs[k].1);
+            let reason =
+                runs.binary_search_by_key(&run.first, |(r, _)| r.first).map_or(SplitReason::Size, |k| runs[k].1);
             chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
         }
     }

@@ -151,7 +151,11 @@ fn three_topics_are_cut_at_the_topic_changes() {
             );
         }
         assert_eq!(
-            chunks.iter().filter(|c| starts[1..].contains(&c.start)).map(|c| c.split_reason).collect::<Vec<_>>(),
+            chunks
+                .iter()
+                .filter(|c| starts[1..].contains(&c.start))
+                .map(|c| c.split_reason.as_str())
+                .collect::<Vec<_>>(),
             ["topic", "topic"],
             "{cfg}"
         );

@@ -1,11 +1,11 @@
 //! Top-level definitions found by line rules, with what sits above them, and the items (definitions
 //! and the code between them) that chunks are packed from.
 
-use super::{Family, Line};
+use super::{ChunkType, Family, Line};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Header {
-    pub(super) chunk_type: &'static str,
+    pub(super) chunk_type: ChunkType,
     pub(super) name: Option<String>,
 }
 
@@ -39,8 +39,8 @@ pub(super) const CONTROL: &[&str] = &[
 /// procedures and aggregates, else `statement`). `body_follows`: the first `{` or `;` from this
 /// line on is a `{` (a C signature, not a prototype or a call).
 pub(super) fn header(text: &str, family: Family, body_follows: bool) -> Option<Header> {
-    let function = |name: &str| Some(Header { chunk_type: "function", name: identifier(name) });
-    let class = |name: &str| Some(Header { chunk_type: "class", name: identifier(name) });
+    let function = |name: &str| Some(Header { chunk_type: ChunkType::Function, name: identifier(name) });
+    let class = |name: &str| Some(Header { chunk_type: ChunkType::Class, name: identifier(name) });
     let first_word = |rest: &str| rest.find(' ').unwrap_or(rest.len());
     match family {
         Family::Python => {
@@ -60,7 +60,10 @@ pub(super) fn header(text: &str, family: Family, body_follows: bool) -> Option<H
                         .unwrap_or("")
                         .trim_end_matches('{')
                         .trim(); // `Default for Size`
-                    Some(Header { chunk_type: "class", name: Some(name.to_string()).filter(|n| !n.is_empty()) })
+                    Some(Header {
+                        chunk_type: ChunkType::Class,
+                        name: Some(name.to_string()).filter(|n| !n.is_empty()),
+                    })
                 }
                 _ => None,
             }
@@ -167,8 +170,11 @@ pub(super) fn header(text: &str, family: Family, body_follows: bool) -> Option<H
                 .filter(|w| !w.eq_ignore_ascii_case("on"));
             let name =
                 name.map(|n| n.split('(').next().unwrap_or(n).trim_matches(['"', ';'])).filter(|n| !n.is_empty());
-            let chunk_type =
-                if matches!(kind.as_str(), "function" | "procedure" | "aggregate") { "function" } else { "statement" };
+            let chunk_type = if matches!(kind.as_str(), "function" | "procedure" | "aggregate") {
+                ChunkType::Function
+            } else {
+                ChunkType::Statement
+            };
             kind.bytes().all(|k| k.is_ascii_alphabetic()).then(|| Header { chunk_type, name: name.map(str::to_string) })
         }
         Family::Generic => None,
@@ -187,7 +193,7 @@ pub(super) fn function_like(text: &str) -> Option<Header> {
         && !CONTROL.contains(&name);
     let plausible = name.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '~')
         && name.chars().all(|c| c.is_alphanumeric() || "_:~$<>".contains(c));
-    (shape && plausible).then(|| Header { chunk_type: "function", name: Some(name.to_string()) })
+    (shape && plausible).then(|| Header { chunk_type: ChunkType::Function, name: Some(name.to_string()) })
 }
 
 /// `text` after any leading `words` (and Rust's `pub(crate)`-style visibility).

@@ -307,7 +307,7 @@ fn each_language_cuts_at_its_definitions() {
                     c.text(doc).lines().next().unwrap(),
                     meta(c, "chunk_type").unwrap(),
                     meta(c, "function_name"),
-                    c.split_reason,
+                    c.split_reason.as_str(),
                 )
             })
             .collect();

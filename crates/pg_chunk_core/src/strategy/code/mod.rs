@@ -13,7 +13,7 @@
 //! 14 times this whole strategy, and each grammar adds a C build and 0.5 to 1.1 MB; line rules
 //! with indentation and bracket tracking find the boundaries chunking needs.
 
-use super::{add_overlap, Chunk};
+use super::{add_overlap, Chunk, ChunkType, SplitReason};
 use crate::config::ChunkConfig;
 use crate::guards::{force_split, merge_undersized, split_oversized, Run};
 use crate::sentences::Span;
@@ -141,16 +141,18 @@ impl Chunker<'_> {
         let mut previous_end = None;
         for (start, end) in pieces.iter().flat_map(within_max).collect::<Vec<_>>() {
             let reason = match previous_end {
-                None if items[first].def.is_none() && chunks.is_empty() => "start",
-                None => "code_boundary",
-                Some(at) if self.doc[at..start].matches('\n').count() >= 2 => "blank_line",
-                Some(_) => "forced",
+                None if items[first].def.is_none() && chunks.is_empty() => SplitReason::Start,
+                None => SplitReason::CodeBoundary,
+                Some(at) if self.doc[at..start].matches('\n').count() >= 2 => SplitReason::BlankLine,
+                Some(_) => SplitReason::Forced,
             };
-            let chunk_type =
-                def.map_or(if first == 0 && !defs.is_empty() { "module" } else { "block" }, |d| d.header.chunk_type);
+            let chunk_type = def
+                .map_or(if first == 0 && !defs.is_empty() { ChunkType::Module } else { ChunkType::Block }, |d| {
+                    d.header.chunk_type
+                });
             let mut chunk = Chunk::new(start, end, reason, None)
                 .with("language", self.language.as_str())
-                .with("chunk_type", chunk_type);
+                .with("chunk_type", chunk_type.as_str());
             chunk.metadata.extend(
                 def.and_then(|d| d.header.name.as_deref()).map(|name| ("function_name".to_string(), name.into())),
             );

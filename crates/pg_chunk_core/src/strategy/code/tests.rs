@@ -81,9 +81,9 @@ fn assert_definitions_cut_at_blank_lines(
             let gap = &doc[chunks[k - 1].end..c.start];
             let place = format!("{name}, max {}: chunk {k} at {} inside {signature:?}", cfg.max_size, c.start);
             if gap.matches('\n').count() >= 2 {
-                assert_eq!(c.split_reason, "blank_line", "{place}");
+                assert_eq!(c.split_reason.as_str(), "blank_line", "{place}");
             } else {
-                assert_eq!(c.split_reason, "forced", "{place}: {gap:?} is no blank line");
+                assert_eq!(c.split_reason.as_str(), "forced", "{place}: {gap:?} is no blank line");
                 let block_start = doc[..c.start].rfind("\n\n").map_or(0, |p| p + 2).max(start);
                 let block_end = doc[c.start..].find("\n\n").map_or(doc.len(), |p| c.start + p).min(end);
                 let block = measure(&doc[block_start..block_end], cfg.max_size.unit, &EstimatedTokens);
@@ -136,7 +136,10 @@ fn real_files_hold_every_cap_with_the_signature_added() {
                     ["function", "class", "statement", "module", "block"].contains(&meta(c, "chunk_type").unwrap()),
                     "{name}: {c:?}"
                 );
-                assert!(["code_boundary", "blank_line", "forced", "start"].contains(&c.split_reason), "{name}: {c:?}");
+                assert!(
+                    ["code_boundary", "blank_line", "forced", "start"].contains(&c.split_reason.as_str()),
+                    "{name}: {c:?}"
+                );
                 assert_eq!(c.context.is_some(), c.metadata.contains_key("signature_repeated"), "{name}: {c:?}");
                 let Some(context) = &c.context else { continue };
                 if measure(context, cap.unit, &EstimatedTokens) * 2 + 2 <= cap.value {
@@ -167,7 +170,7 @@ fn real_sql_starts_a_chunk_at_every_create_function() {
     for (k, c) in chunks
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.split_reason == "code_boundary" && meta(c, "chunk_type") == Some("function"))
+        .filter(|(_, c)| c.split_reason.as_str() == "code_boundary" && meta(c, "chunk_type") == Some("function"))
     {
         let text = c.text(doc);
         let create = text.lines().find(|l| !l.starts_with("--")).unwrap();
@@ -182,7 +185,7 @@ fn small_definitions_are_packed_up_to_the_target() {
     let doc = "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n";
     let (_, chunks) = chunk(doc, json!({"max_size": 2000}));
     assert_eq!(chunks.len(), 1);
-    assert_eq!((meta(&chunks[0], "function_name"), chunks[0].split_reason), (Some("a"), "code_boundary"));
+    assert_eq!((meta(&chunks[0], "function_name"), chunks[0].split_reason.as_str()), (Some("a"), "code_boundary"));
     let (_, chunks) = chunk(doc, json!({"max_size": 2000, "target_size": 45, "min_size": 0}));
     assert_eq!(
         chunks.iter().map(|c| c.text(doc)).collect::<Vec<_>>(),
@@ -204,7 +207,7 @@ fn a_large_class_is_cut_between_its_methods_with_the_signature_repeated() {
     let (_, chunks) = chunk(&doc, json!({"max_size": 400, "language": "python"}));
     assert_eq!(chunks.len(), 2, "{:#?}", chunks.iter().map(|c| c.text(&doc)).collect::<Vec<_>>());
     assert!(chunks[1].text(&doc).starts_with("def second_method(self):"), "{}", chunks[1].text(&doc));
-    assert_eq!((chunks[1].split_reason, chunks[1].context.as_deref()), ("blank_line", Some("class Pool:")));
+    assert_eq!((chunks[1].split_reason.as_str(), chunks[1].context.as_deref()), ("blank_line", Some("class Pool:")));
     assert_eq!((meta(&chunks[1], "chunk_type"), meta(&chunks[1], "function_name")), (Some("class"), Some("Pool")));
 }
 
@@ -216,12 +219,15 @@ fn a_multi_line_signature_is_repeated_whole_and_long_lines_are_forced() {
     assert!(chunks.len() > 3);
     for (k, c) in chunks.iter().enumerate().skip(1) {
         assert_eq!(c.context.as_deref(), Some("pub fn long_one( a: u32, b: u32, ) -> u32 {"));
-        assert_eq!(c.split_reason, "forced", "no blank line inside: cut between lines");
+        assert_eq!(c.split_reason.as_str(), "forced", "no blank line inside: cut between lines");
         assert!(doc[chunks[k - 1].end..c.start].contains('\n'), "cut at a line start: {:?}", c.text(&doc));
     }
     let long_line = format!("def f():\n    x = \"{}\"\n", "word ".repeat(200));
     let (_, chunks) = chunk(&long_line, json!({"max_size": 300, "language": "python"}));
-    assert!(chunks.iter().skip(1).all(|c| c.split_reason == "forced" && c.context.as_deref() == Some("def f():")));
+    assert!(chunks
+        .iter()
+        .skip(1)
+        .all(|c| c.split_reason.as_str() == "forced" && c.context.as_deref() == Some("def f():")));
 }
 
 #[test]

@@ -28,7 +28,7 @@
 //! before the first heading), for the embedded text only: `content` and offsets stay exact.
 //! `target_size` plays no part: sections decide where chunks end.
 
-use super::{add_overlap, Chunk};
+use super::{add_overlap, BlockKind, Chunk, SplitReason};
 use crate::config::ChunkConfig;
 use crate::guards::Run;
 use crate::sentences::Span;
@@ -47,7 +47,7 @@ const MAX_NESTING: usize = 32;
 /// into its reader's lines), its whitespace-trimmed byte range, and a heading's level (1 to 6;
 /// 0 for other blocks) and text.
 pub(super) struct Block {
-    pub(super) kind: &'static str,
+    pub(super) kind: BlockKind,
     pub(super) level: usize,
     pub(super) first_line: usize,
     pub(super) last_line: usize,
@@ -194,12 +194,12 @@ fn within_cap(doc: &str, spans: &[Span], run: Run, max: Size, tokens: &dyn Token
 fn section_chunk(blocks: &[Block], pieces: &[Piece], run: Run, path: &[String]) -> Chunk {
     let held = &pieces[run.first..=run.last];
     let reason = match blocks[held[0].block].level {
-        _ if held.iter().any(|p| !p.whole) => "forced",
-        1.. => "heading",
-        _ if run.first == 0 => "start",
-        _ => "block",
+        _ if held.iter().any(|p| !p.whole) => SplitReason::Forced,
+        1.. => SplitReason::Heading,
+        _ if run.first == 0 => SplitReason::Start,
+        _ => SplitReason::Block,
     };
-    let mut kinds: Vec<&str> = Vec::new();
+    let mut kinds: Vec<BlockKind> = Vec::new();
     for kind in held.iter().map(|p| blocks[p.block].kind) {
         if !kinds.contains(&kind) {
             kinds.push(kind);
@@ -207,7 +207,7 @@ fn section_chunk(blocks: &[Block], pieces: &[Piece], run: Run, path: &[String]) 
     }
     Chunk::new(held[0].span.start, held[held.len() - 1].span.end, reason, None)
         .with("heading_path", path.to_vec())
-        .with("blocks", kinds)
+        .with("blocks", kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())
 }
 
 #[cfg(test)]

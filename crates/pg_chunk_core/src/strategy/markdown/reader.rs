@@ -1,7 +1,7 @@
 //! Reading Markdown into blocks: the lines of a document (or of a list item's inside) and the
 //! block rules.
 
-use super::{Block, MAX_NESTING};
+use super::{Block, BlockKind, MAX_NESTING};
 use crate::guards::force_split;
 use crate::sentences::{split_sentences, Span};
 use crate::size::{measure, Size, TokenCounter};
@@ -50,7 +50,8 @@ impl<'a> Reader<'a> {
         let closing = (1..self.lines.len())
             .take_while(|&j| opens && !self.is_blank(j))
             .find(|&j| matches!(self.text(j).trim_end(), "---" | "..."));
-        let mut blocks: Vec<Block> = closing.map(|last| self.block("front_matter", 0, last)).into_iter().collect();
+        let mut blocks: Vec<Block> =
+            closing.map(|last| self.block(BlockKind::FrontMatter, 0, last)).into_iter().collect();
         blocks.extend(self.blocks(closing.map_or(0, |last| last + 1)));
         blocks
     }
@@ -67,41 +68,41 @@ impl<'a> Reader<'a> {
     }
 
     /// The kind and last line of the block that starts at non-blank line `i`.
-    pub(super) fn block_at(&self, i: usize) -> (&'static str, usize) {
+    pub(super) fn block_at(&self, i: usize) -> (BlockKind, usize) {
         if self.indent(i) >= 4 {
             let last = (i + 1..self.lines.len())
                 .take_while(|&j| self.is_blank(j) || self.indent(j) >= 4)
                 .filter(|&j| !self.is_blank(j))
                 .last();
-            return ("indented_code", last.unwrap_or(i));
+            return (BlockKind::IndentedCode, last.unwrap_or(i));
         }
         let rest = self.text(i).trim_start();
         if let Some(fence) = fence_open(rest) {
-            return ("code", self.fence_end(i, fence, self.indent(i) + 3));
+            return (BlockKind::Code, self.fence_end(i, fence, self.indent(i) + 3));
         }
         if atx_heading(rest).is_some() {
-            return ("heading", i);
+            return (BlockKind::Heading, i);
         }
         if thematic_break(rest) {
-            return ("rule", i);
+            return (BlockKind::Rule, i);
         }
         if rest.starts_with('>') {
             return (
-                "quote",
+                BlockKind::Quote,
                 self.last_line_while(i, |j| !self.interrupts(j) || self.text(j).trim_start().starts_with('>')),
             );
         }
         if let Some(marker) = list_marker(rest) {
-            return ("list_item", self.list_item_end(i, &marker));
+            return (BlockKind::ListItem, self.list_item_end(i, &marker));
         }
         if self.table_starts(i) {
-            return ("table", self.last_line_while(i, |j| self.text(j).contains('|')));
+            return (BlockKind::Table, self.last_line_while(i, |j| self.text(j).contains('|')));
         }
         let is_underline = |j: usize| self.indent(j) <= 3 && setext_level(self.text(j).trim()).is_some();
         let last = self.last_line_while(i, |j| !is_underline(j) && !self.interrupts(j));
         match last + 1 < self.lines.len() && !self.is_blank(last + 1) && is_underline(last + 1) {
-            true => ("heading", last + 1),
-            false => ("paragraph", last),
+            true => (BlockKind::Heading, last + 1),
+            false => (BlockKind::Paragraph, last),
         }
     }
 
@@ -170,13 +171,13 @@ impl<'a> Reader<'a> {
         last
     }
 
-    pub(super) fn block(&self, kind: &'static str, first: usize, last: usize) -> Block {
+    pub(super) fn block(&self, kind: BlockKind, first: usize, last: usize) -> Block {
         let start = self.lines[first].start;
         let text = &self.doc[start..self.lines[last].end];
         let span = Span { start: start + text.len() - text.trim_start().len(), end: start + text.trim_end().len() };
         let (level, title) = match (kind, atx_heading(self.text(first).trim_start())) {
-            ("heading", Some((level, title))) => (level, title.to_string()),
-            ("heading", None) => (
+            (BlockKind::Heading, Some((level, title))) => (level, title.to_string()),
+            (BlockKind::Heading, None) => (
                 setext_level(self.text(last).trim()).unwrap_or(2),
                 (first..last).map(|j| self.text(j).trim()).collect::<Vec<_>>().join(" "),
             ),
@@ -193,7 +194,7 @@ impl<'a> Reader<'a> {
             force_split(self.doc, span.start, span.end, max, tokens).into_iter().map(|(start, end)| Span { start, end })
         };
         if let Some(inside) =
-            (block.kind == "list_item" && depth < MAX_NESTING).then(|| self.list_item_inside(block)).flatten()
+            (block.kind == BlockKind::ListItem && depth < MAX_NESTING).then(|| self.list_item_inside(block)).flatten()
         {
             let from = out.len();
             for inner in inside.blocks(0) {
@@ -212,7 +213,7 @@ impl<'a> Reader<'a> {
             }
             return;
         }
-        let prose = matches!(block.kind, "paragraph" | "list_item" | "quote");
+        let prose = matches!(block.kind, BlockKind::Paragraph | BlockKind::ListItem | BlockKind::Quote);
         for j in block.first_line..=block.last_line {
             let line = self.text(j);
             let start = self.lines[j].start + line.len() - line.trim_start().len();

@@ -151,7 +151,7 @@ fn assert_regions_whole(doc: &str, cfg: &ChunkConfig, chunks: &[Chunk], name: &s
             c.core_start < region.end && region.start < c.end && !(c.start <= region.start && region.end <= c.end)
         }) {
             assert_eq!(
-                c.split_reason,
+                c.split_reason.as_str(),
                 "forced",
                 "{name}, max {}: {} cut by a chunk not marked forced:\n{}",
                 cfg.max_size,
@@ -206,7 +206,7 @@ fn real_files_keep_fences_tables_and_list_items_whole() {
                     "{name} in {max}: heading path of {:?}",
                     c.text(doc)
                 );
-                if c.split_reason == "heading" {
+                if c.split_reason.as_str() == "heading" {
                     assert!(c.text(doc).starts_with('#'), "{name} in {max}: {:?}", c.text(doc));
                 }
             }
@@ -291,7 +291,7 @@ fn an_oversized_fence_is_cut_at_line_ends_and_marked_forced() {
     assert!(got[0].starts_with("# Big\n\n```rust\nlet x0"), "the heading stays with the fence: {got:#?}");
     assert_eq!(*got.last().unwrap(), "## Next\n\nText.");
     for c in &chunks[..chunks.len() - 1] {
-        assert_eq!(c.split_reason, "forced");
+        assert_eq!(c.split_reason.as_str(), "forced");
         assert_eq!(doc.as_bytes()[c.end], b'\n', "ends at a line end: {:?}", c.text(&doc));
     }
     assert!(chunks.len() >= 5);
@@ -304,7 +304,7 @@ fn consecutive_pipe_lines_are_one_table_that_is_never_cut() {
     let doc = format!("# T\n\n{para}\n{table}\n\n{para}\n");
     let chunks = chunk(&doc, json!({"min_size": 0, "max_size": table.len() + 10}));
     assert_eq!(texts(&doc, &chunks), [format!("# T\n\n{para}").as_str(), table, para]);
-    assert_eq!((chunks[1].split_reason, &chunks[1].metadata["blocks"]), ("block", &json!(["table"])));
+    assert_eq!((chunks[1].split_reason.as_str(), &chunks[1].metadata["blocks"]), ("block", &json!(["table"])));
 }
 
 #[test]
@@ -323,7 +323,7 @@ fn an_oversized_table_is_cut_between_rows() {
     let chunks = chunk(&doc, json!({"min_size": 0, "max_size": 100}));
     assert!(chunks.len() >= 4);
     for (c, text) in chunks.iter().zip(texts(&doc, &chunks)) {
-        assert_eq!(c.split_reason, "forced");
+        assert_eq!(c.split_reason.as_str(), "forced");
         assert!(text.lines().all(|l| l.starts_with('|') && l.ends_with('|')), "whole rows only: {text:?}");
     }
 }
@@ -332,7 +332,7 @@ fn an_oversized_table_is_cut_between_rows() {
 fn a_table_row_above_the_cap_is_force_split() {
     let doc = format!("| a | b |\n|---|---|\n| {} |\n| short | row |", "word ".repeat(60).trim());
     let chunks = chunk(&doc, json!({"min_size": 0, "max_size": 100}));
-    assert!(chunks.iter().all(|c| c.split_reason == "forced"));
+    assert!(chunks.iter().all(|c| c.split_reason.as_str() == "forced"));
     assert!(texts(&doc, &chunks).iter().any(|t| !t.starts_with('|')), "the long row is cut inside");
     assert!(texts(&doc, &chunks).last().unwrap().ends_with("\n| short | row |"), "rows that fit are not cut");
 }

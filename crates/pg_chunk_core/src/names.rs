@@ -1,0 +1,130 @@
+//! Closed sets of names that SQL shows or takes (split reasons, block kinds, strategies, ...):
+//! each is an enum whose `as_str` is the one spelling, read back with `FromStr`.
+
+/// A name outside its closed set: `what` says which set (`"split reason"`), `value` is the name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} \"{value}\"")]
+pub struct UnknownName {
+    /// The set the name was looked up in.
+    pub what: &'static str,
+    /// The name as given.
+    pub value: String,
+}
+
+/// A closed set of names read with `FromStr`.
+pub trait NamedSet: std::str::FromStr {
+    /// Every name, each in double quotes, separated by commas (`"a", "b"`): for error
+    /// messages that list the choices.
+    fn quoted_names() -> String;
+}
+
+/// An enum of unit variants, each with its SQL-visible name: `as_str`, `Display`, `FromStr`
+/// (error [`UnknownName`]), `ALL` (in declaration order) and [`NamedSet`].
+macro_rules! named_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident ($what:literal) {
+            $($(#[$variant_meta:meta])* $variant:ident = $text:literal,)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $($(#[$variant_meta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The name SQL shows and takes.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl $crate::names::NamedSet for $name {
+            fn quoted_names() -> String {
+                $name::ALL.iter().map(|v| format!("\"{}\"", v.as_str())).collect::<Vec<_>>().join(", ")
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::names::UnknownName;
+
+            fn from_str(s: &str) -> Result<$name, Self::Err> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err($crate::names::UnknownName { what: $what, value: s.to_string() }),
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use named_enum;
+
+#[cfg(test)]
+mod tests {
+    use super::NamedSet;
+    use crate::config::{Fallback, Strategy};
+    use crate::strategy::{BlockKind, ChunkType, SplitReason};
+    use std::str::FromStr;
+
+    /// Every name reads back as the value it came from, and an unknown one is an error naming it.
+    fn round_trips<T>(all: &[T])
+    where
+        T: Copy + PartialEq + std::fmt::Debug + std::fmt::Display + FromStr<Err = super::UnknownName>,
+    {
+        for value in all {
+            assert_eq!(T::from_str(&value.to_string()), Ok(*value));
+        }
+        let error = T::from_str("no such name").unwrap_err();
+        assert_eq!(error.value, "no such name");
+    }
+
+    #[test]
+    fn names_round_trip() {
+        round_trips(SplitReason::ALL);
+        round_trips(BlockKind::ALL);
+        round_trips(ChunkType::ALL);
+        round_trips(Strategy::ALL);
+        round_trips(Fallback::ALL);
+    }
+
+    #[test]
+    fn spellings_are_the_ones_sql_shows() {
+        let reasons: Vec<&str> = SplitReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "start",
+                "inline",
+                "threshold",
+                "merged",
+                "size",
+                "forced",
+                "window",
+                "paragraph",
+                "sentence",
+                "code_boundary",
+                "blank_line",
+                "heading",
+                "block",
+                "topic",
+                "density"
+            ]
+        );
+        assert_eq!(Fallback::quoted_names(), "\"error\", \"lexical\", \"fixed\"");
+        assert_eq!(BlockKind::IndentedCode.as_str(), "indented_code");
+        assert_eq!(ChunkType::Statement.to_string(), "statement");
+    }
+}
