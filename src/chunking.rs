@@ -27,20 +27,17 @@ pub fn with_chunking_model<R>(
     }
     let outcome = with_model(&name, |model| {
         let fitted = cfg.for_model_window(model_window(cfg, model.passage_window()));
-        let spec = model.spec().clone();
         let adapter = ModelAdapter::new(&name, model);
         let mut embedder = &adapter;
         let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &adapter));
-        (result, adapter.truncated(), adapter.take_failure().map(|e| Error::embed(e, &spec)))
+        (result, adapter.truncated())
     });
     match outcome {
-        Ok((result, truncated, failure)) => {
+        Ok((result, truncated)) => {
             notice_truncation(&name, truncated);
-            match (result, failure) {
-                // The model failed while chunking: its own error, with the SQLSTATE `embed` gives.
-                (Err(ChunkError::Embedding(_)), Some(failure)) => Err(failure),
-                (result, _) => Ok(result?),
-            }
+            // A model failing while chunking comes out as its own error (errors.rs), with the
+            // SQLSTATE `embed` gives.
+            Ok(result?)
         }
         Err(err @ Error::Embed { .. }) if cfg.fallback != Fallback::Error => {
             ereport!(

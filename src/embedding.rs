@@ -165,35 +165,26 @@ pub struct ModelAdapter<'a> {
     name: &'a str,
     model: RefCell<&'a mut dyn SentenceModel>,
     truncated: Cell<usize>,
-    /// The model's error, kept whole: the core sees it only as text (ChunkError::Embedding), and
-    /// the caller reports it as `embed` would, with the same SQLSTATE.
-    failure: RefCell<Option<EmbedError>>,
 }
 
 impl<'a> ModelAdapter<'a> {
     pub fn new(name: &'a str, model: &'a mut dyn SentenceModel) -> ModelAdapter<'a> {
-        ModelAdapter { name, model: RefCell::new(model), truncated: Cell::new(0), failure: RefCell::new(None) }
+        ModelAdapter { name, model: RefCell::new(model), truncated: Cell::new(0) }
     }
 
     /// Inputs truncated at the model's max_tokens so far.
     pub fn truncated(&self) -> usize {
         self.truncated.get()
     }
-
-    /// The model's error, if embedding failed.
-    pub fn take_failure(&self) -> Option<EmbedError> {
-        self.failure.borrow_mut().take()
-    }
 }
 
 impl Embedder for &ModelAdapter<'_> {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
         let mut model = self.model.borrow_mut();
-        let embedded = embed_texts(self.name, &mut **model, texts, Role::Passage).map_err(|e| {
-            let error = ChunkError::Embedding(e.to_string());
-            *self.failure.borrow_mut() = Some(e);
-            error
-        })?;
+        // The model's error goes through the core whole, and comes out of it (errors.rs) as the
+        // error `embed` gives for it, with the same SQLSTATE.
+        let embedded = embed_texts(self.name, &mut **model, texts, Role::Passage)
+            .map_err(|e| ChunkError::embedder(Error::embed(e, model.spec())))?;
         self.truncated.set(self.truncated.get() + embedded.truncated);
         Ok(embedded.vectors)
     }

@@ -9,7 +9,7 @@ use pgrx::PgSqlErrorCode;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
-    Chunk(#[from] ChunkError),
+    Chunk(ChunkError),
     /// A model that cannot be loaded or run, with the setting a user would check.
     #[error("{source} (model \"{model}\"; see {setting})")]
     Embed { source: EmbedError, model: String, setting: &'static str },
@@ -21,6 +21,20 @@ pub enum Error {
     /// `knowledge.models` holds something unusable.
     #[error("{0}")]
     Registry(String),
+}
+
+impl From<ChunkError> for Error {
+    /// A model's error that the chunking core carried (`ChunkError::Embedder`, put there by
+    /// `embedding::ModelAdapter`) comes out as the error it was, with its SQLSTATE.
+    fn from(error: ChunkError) -> Error {
+        match error {
+            ChunkError::Embedder(source) => match source.downcast::<Error>() {
+                Ok(error) => error,
+                Err(source) => Error::Chunk(ChunkError::Embedder(source)),
+            },
+            other => Error::Chunk(other),
+        }
+    }
 }
 
 impl Error {
@@ -45,7 +59,9 @@ impl Error {
             Error::Chunk(ChunkError::UnknownModel(_)) | Error::UnknownModel(_) => {
                 PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT
             } // 42704
-            Error::Chunk(ChunkError::Embedding(_)) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, // 38000
+            Error::Chunk(ChunkError::Embedding(_) | ChunkError::Embedder(_)) => {
+                PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION
+            } // 38000
             Error::Embed { source, .. } => match source {
                 EmbedError::MissingFile { .. } => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE, // 58P01
                 EmbedError::IncompatibleRuntime { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR, // 58000

@@ -25,5 +25,5 @@ pub mod strategy;
 pub mod threshold;
 
 pub use config::{Boundaries, ChunkConfig};
-pub use error::ChunkError;
+pub use error::{ChunkError, EmbedderError};
 pub use strategy::{chunk_document, explain_semantic, Chunk, Explanation, SplitReason};
