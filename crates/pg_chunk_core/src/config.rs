@@ -4,7 +4,8 @@
 //! that names the key and the value. A JSON `null` means "not set" (the default applies).
 
 use crate::error::ChunkError;
-use crate::names::{named_enum, NamedSet};
+use crate::names::named_enum;
+#[cfg(test)] // config_tests.rs names it through `super::*`
 use crate::segmentation::DEFAULT_PENALTY;
 use crate::size::{Size, SizeUnit};
 use crate::threshold::Threshold;
@@ -110,6 +111,7 @@ pub const DEFAULT_MAX_DOCUMENT_SIZE: usize = 10 * 1024 * 1024;
 pub const DEFAULT_INLINE_THRESHOLD: usize = 3000;
 /// Offsets are SQL `int`, so no size can exceed it.
 const MAX_SIZE_VALUE: u64 = i32::MAX as u64;
+/// Every cfg key, in the order they are checked.
 const KEYS: &[&str] = &[
     "strategy",
     "method",
@@ -138,54 +140,19 @@ impl Default for ChunkConfig {
 }
 
 impl ChunkConfig {
+    /// Reads a `cfg jsonb`: every key checked, in the order of [`KEYS`], group by group, so
+    /// that a cfg with several bad keys is refused for the first of them.
     pub fn parse(cfg: &Value) -> Result<ChunkConfig, ChunkError> {
-        let Value::Object(map) = cfg else {
-            return Err(ChunkError::config("cfg", cfg, "must be a JSON object"));
-        };
-        if let Some(key) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(ChunkError::config(key, &map[key], format!("unknown key; known keys are {}", KEYS.join(", "))));
-        }
-        let get = |key: &str| map.get(key).filter(|v| !v.is_null());
-
-        let strategy = get("strategy").map_or(Ok(Strategy::Semantic), |v| one_of("strategy", v))?;
-        let boundaries = parse_boundaries(get("method"), get("penalty"), get("threshold"))?;
-        let smoothing = get("smoothing").map(|v| integer("smoothing", v, 0, 50)).transpose()?.unwrap_or(1) as usize;
-        let explicit_min = get("min_size").map(|v| parse_size("min_size", v, 0)).transpose()?;
-        let explicit_target = get("target_size").map(|v| parse_size("target_size", v, 1)).transpose()?;
-        let explicit_max = get("max_size").map(|v| parse_size("max_size", v, 1)).transpose()?;
-        let overlap = get("overlap").map(parse_overlap).transpose()?;
-        let model = get("model").map(|v| non_empty_string("model", v)).transpose()?;
-        let fallback = get("fallback").map_or(Ok(Fallback::Error), |v| one_of("fallback", v))?;
-        let inline_threshold = get("inline_threshold")
-            .map(|v| integer("inline_threshold", v, 0, MAX_SIZE_VALUE))
-            .transpose()?
-            .map_or(DEFAULT_INLINE_THRESHOLD, |n| n as usize);
-        let max_document_size = get("max_document_size")
-            .map(|v| integer("max_document_size", v, 1, 1 << 30))
-            .transpose()?
-            .map_or(DEFAULT_MAX_DOCUMENT_SIZE, |n| n as usize);
-        let language = get("language").map(|v| non_empty_string("language", v)).transpose()?;
-        let heading_context =
-            get("heading_context").map(|v| boolean("heading_context", v)).transpose()?.unwrap_or(false);
-        let metadata = get("metadata").map(|v| boolean("metadata", v)).transpose()?.unwrap_or(false);
-        let filters = get("filters").map(|v| boolean("filters", v)).transpose()?.unwrap_or(false);
-
-        let explicit_sizes = ExplicitSizes { min: explicit_min, target: explicit_target, max: explicit_max };
+        let keys = Keys::of(cfg)?;
+        let strategy = keys.strategy()?;
+        let (boundaries, smoothing) = keys.semantic_method()?;
+        let (explicit_sizes, overlap) = keys.sizes()?;
+        let (model, fallback) = keys.embedding()?;
+        let (inline_threshold, max_document_size) = keys.limits()?;
+        let (language, heading_context) = keys.structure()?;
+        let (metadata, filters) = keys.output()?;
         let (min_size, target_size, max_size) = derive_sizes(strategy, explicit_sizes, default_max_size(strategy))?;
-        let overlap = overlap.unwrap_or(default_overlap(strategy));
-        match (strategy, overlap) {
-            (Strategy::Fixed | Strategy::Recursive | Strategy::Code | Strategy::Markdown, Overlap::Sentences(_)) => {
-                return Err(ChunkError::config(
-                    "overlap",
-                    get("overlap").unwrap_or(&Value::Null),
-                    "sentence overlap applies to the semantic strategy only; use chars",
-                ));
-            }
-            (_, Overlap::Chars(n)) if max_size.unit == SizeUnit::Chars && n >= max_size.value => {
-                return Err(ChunkError::config("overlap", n, format!("must be below max_size ({max_size})")));
-            }
-            _ => {}
-        }
+        let overlap = check_overlap(strategy, overlap.unwrap_or(default_overlap(strategy)), max_size, &keys)?;
         Ok(ChunkConfig {
             strategy,
             boundaries,
@@ -204,6 +171,23 @@ impl ChunkConfig {
             metadata,
             filters,
         })
+    }
+}
+
+/// `overlap` (the cfg's, else the strategy's default) if `strategy` takes it within `max_size`.
+fn check_overlap(strategy: Strategy, overlap: Overlap, max_size: Size, keys: &Keys) -> Result<Overlap, ChunkError> {
+    match (strategy, overlap) {
+        (Strategy::Fixed | Strategy::Recursive | Strategy::Code | Strategy::Markdown, Overlap::Sentences(_)) => {
+            Err(ChunkError::config(
+                "overlap",
+                keys.get("overlap").unwrap_or(&Value::Null),
+                "sentence overlap applies to the semantic strategy only; use chars",
+            ))
+        }
+        (_, Overlap::Chars(n)) if max_size.unit == SizeUnit::Chars && n >= max_size.value => {
+            Err(ChunkError::config("overlap", n, format!("must be below max_size ({max_size})")))
+        }
+        _ => Ok(overlap),
     }
 }
 
@@ -292,177 +276,10 @@ fn check_order(small_key: &str, smaller: Size, large_key: &str, larger: Size) ->
     Ok(())
 }
 
-fn integer(key: &str, v: &Value, min: u64, max: u64) -> Result<u64, ChunkError> {
-    match v.as_u64() {
-        Some(n) if (min..=max).contains(&n) => Ok(n),
-        _ => Err(ChunkError::config(key, v, format!("must be an integer from {min} to {max}"))),
-    }
-}
+mod keys;
+mod values;
 
-fn number(key: &str, v: &Value, min: f64, max: f64) -> Result<f64, ChunkError> {
-    match v.as_f64() {
-        Some(x) if x.is_finite() && (min..=max).contains(&x) => Ok(x),
-        _ => Err(ChunkError::config(key, v, format!("must be a number from {min} to {max}"))),
-    }
-}
-
-/// A name from a closed set (`T::ALL`), as a JSON string.
-fn one_of<T: NamedSet>(key: &str, v: &Value) -> Result<T, ChunkError> {
-    v.as_str()
-        .and_then(|name| name.parse().ok())
-        .ok_or_else(|| ChunkError::config(key, v, format!("must be one of {}", T::quoted_names())))
-}
-
-fn boolean(key: &str, v: &Value) -> Result<bool, ChunkError> {
-    v.as_bool().ok_or_else(|| ChunkError::config(key, v, "must be true or false"))
-}
-
-fn non_empty_string(key: &str, v: &Value) -> Result<String, ChunkError> {
-    match v.as_str() {
-        Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
-        _ => Err(ChunkError::config(key, v, "must be a non-empty string")),
-    }
-}
-
-/// `method` with its own key: `"optimal"` with `penalty`, `"threshold"` with `threshold`. A
-/// config that sets `threshold` alone means the threshold method.
-fn parse_boundaries(
-    method: Option<&Value>,
-    penalty: Option<&Value>,
-    threshold: Option<&Value>,
-) -> Result<Boundaries, ChunkError> {
-    let method = match method {
-        None if threshold.is_some() => "threshold",
-        None => "optimal",
-        Some(v) => match v.as_str() {
-            Some(m @ ("optimal" | "threshold")) => m,
-            _ => return Err(ChunkError::config("method", v, "must be one of \"optimal\", \"threshold\"")),
-        },
-    };
-    match (method, penalty, threshold) {
-        ("optimal", _, Some(t)) => Err(ChunkError::config(
-            "threshold",
-            t,
-            "applies to method \"threshold\" only; method \"optimal\" takes penalty",
-        )),
-        ("optimal", p, None) => {
-            Ok(Boundaries::Optimal { penalty: p.map_or(Ok(DEFAULT_PENALTY), |p| number("penalty", p, 0.0, 100.0))? })
-        }
-        (_, Some(p), _) => Err(ChunkError::config("penalty", p, "applies to method \"optimal\" only")),
-        (_, None, t) => {
-            Ok(Boundaries::Threshold(t.map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0))))
-        }
-    }
-}
-
-/// `{"type": "percentile", "value": 92}`, or just the type name for its default value.
-fn parse_threshold(v: &Value) -> Result<Threshold, ChunkError> {
-    let (kind, value) = match v {
-        Value::String(s) => (s.as_str(), None),
-        Value::Object(m) => {
-            if let Some(key) = m.keys().find(|k| *k != "type" && *k != "value") {
-                return Err(ChunkError::config(
-                    &format!("threshold.{key}"),
-                    &m[key],
-                    "unknown key; use \"type\" and \"value\"",
-                ));
-            }
-            let kind = m.get("type").and_then(Value::as_str).ok_or_else(|| {
-                ChunkError::config("threshold.type", m.get("type").unwrap_or(&Value::Null), "must be a string")
-            })?;
-            (kind, m.get("value").filter(|v| !v.is_null()))
-        }
-        _ => {
-            return Err(ChunkError::config(
-                "threshold",
-                v,
-                "must be an object like {\"type\": \"percentile\", \"value\": 92}",
-            ))
-        }
-    };
-    let value =
-        |default: f64, min: f64, max: f64| value.map_or(Ok(default), |x| number("threshold.value", x, min, max));
-    Ok(match kind {
-        "percentile" => Threshold::Percentile(value(92.0, 0.0, 100.0)?),
-        "similarity" => Threshold::Similarity(value(0.75, -1.0, 1.0)?),
-        "stddev" => Threshold::StdDev(value(3.0, -10.0, 10.0)?),
-        "interquartile" => Threshold::Interquartile(value(1.5, -10.0, 10.0)?),
-        "gradient" => Threshold::Gradient(value(95.0, 0.0, 100.0)?),
-        other => {
-            return Err(ChunkError::config(
-                "threshold.type",
-                format!("\"{other}\""),
-                "must be one of percentile, similarity, stddev, interquartile, gradient",
-            ))
-        }
-    })
-}
-
-/// A size: `1000` (characters), `"1000 chars"`, `"300 words"`, `"256 tokens"`, or
-/// `{"value": 256, "unit": "tokens"}`.
-fn parse_size(key: &str, v: &Value, min: u64) -> Result<Size, ChunkError> {
-    let (value, unit) = amount_and_unit(key, v, min)?;
-    let unit = match unit {
-        None | Some("chars") => SizeUnit::Chars,
-        Some("words") => SizeUnit::Words,
-        Some("tokens") => SizeUnit::Tokens,
-        Some(other) => {
-            return Err(ChunkError::config(key, v, format!("unknown unit \"{other}\"; use chars, words or tokens")))
-        }
-    };
-    Ok(Size { value, unit })
-}
-
-/// Overlap: `100` (characters), `"100 chars"`, `"1 sentences"` or the object form.
-fn parse_overlap(v: &Value) -> Result<Overlap, ChunkError> {
-    let (value, unit) = amount_and_unit("overlap", v, 0)?;
-    Ok(match (value, unit) {
-        (0, _) => Overlap::None,
-        (n, None | Some("chars")) => Overlap::Chars(n),
-        (n, Some("sentences" | "sentence")) => Overlap::Sentences(n),
-        (_, Some(other)) => {
-            return Err(ChunkError::config("overlap", v, format!("unknown unit \"{other}\"; use chars or sentences")))
-        }
-    })
-}
-
-fn amount_and_unit<'a>(key: &str, v: &'a Value, min: u64) -> Result<(usize, Option<&'a str>), ChunkError> {
-    let bad = || {
-        ChunkError::config(key, v, format!("must be an integer from {min} to {MAX_SIZE_VALUE}, optionally with a unit, like \"300 words\" or {{\"value\": 300, \"unit\": \"words\"}}"))
-    };
-    let (amount, unit) = match v {
-        Value::Number(_) => (v.as_u64(), None),
-        Value::String(s) => {
-            let mut parts = s.split_whitespace();
-            let amount = parts.next().and_then(|n| n.parse::<u64>().ok());
-            let unit = parts.next();
-            if parts.next().is_some() {
-                return Err(bad());
-            }
-            (amount, unit)
-        }
-        Value::Object(m) => {
-            if let Some(k) = m.keys().find(|k| *k != "value" && *k != "unit") {
-                return Err(ChunkError::config(
-                    &format!("{key}.{k}"),
-                    &m[k],
-                    "unknown key; use \"value\" and \"unit\"",
-                ));
-            }
-            let unit = match m.get("unit") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(u)) => Some(u.as_str()),
-                Some(_) => return Err(bad()),
-            };
-            (m.get("value").and_then(Value::as_u64), unit)
-        }
-        _ => return Err(bad()),
-    };
-    match amount {
-        Some(n) if (min..=MAX_SIZE_VALUE).contains(&n) => Ok((n as usize, unit)),
-        _ => Err(bad()),
-    }
-}
+use keys::Keys;
 
 #[cfg(test)]
 #[path = "config_tests.rs"]
