@@ -5,7 +5,7 @@ use crate::embedding::ModelAdapter;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::{with_model, LEXICAL};
-use pg_chunk_core::config::{Fallback, Strategy};
+use pg_chunk_core::config::Fallback;
 use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::lexical::LexicalEmbedder;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
@@ -16,7 +16,7 @@ use serde_json::json;
 
 /// Calls `f` with the configuration to use and the embedder and token counter for it. With a
 /// model, a cfg that sets no max_size gets chunks the model reads whole
-/// ([`model_window`], `ChunkConfig::for_model_window`).
+/// (`ChunkConfig::model_window`, `ChunkConfig::for_model_window`).
 pub fn with_chunking_model<R>(
     cfg: &ChunkConfig,
     f: impl Fn(&ChunkConfig, &mut dyn Embedder, &dyn TokenCounter) -> Result<R, ChunkError>,
@@ -26,7 +26,7 @@ pub fn with_chunking_model<R>(
         return Ok(f(cfg, &mut LexicalEmbedder, &EstimatedTokens)?);
     }
     let outcome = with_model(&name, |model| {
-        let fitted = cfg.for_model_window(model_window(cfg, model.passage_window()));
+        let fitted = cfg.for_model_window(cfg.model_window(model.passage_window()));
         let adapter = ModelAdapter::new(&name, model);
         let mut embedder = &adapter;
         let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &adapter));
@@ -52,18 +52,6 @@ pub fn with_chunking_model<R>(
     }
 }
 
-/// The tokens of a chunk's own text a model with `passage_window` reads whole: all of it, less
-/// an eighth for the context a cfg may embed before the chunk (a Markdown heading path, a code
-/// signature).
-pub fn model_window(cfg: &ChunkConfig, passage_window: usize) -> usize {
-    let has_context = cfg.heading_context || cfg.strategy == Strategy::Code;
-    if has_context {
-        passage_window - passage_window / 8
-    } else {
-        passage_window
-    }
-}
-
 /// Reports, once per call, chunks longer than the cfg's model reads, which an explicit
 /// max_size wider than the model allows (an unset one never does).
 pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = usize>) {
@@ -74,7 +62,7 @@ pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = 
     if name == LEXICAL {
         return;
     }
-    let Ok(window) = with_model(&name, |model| model_window(cfg, model.passage_window())) else { return };
+    let Ok(window) = with_model(&name, |model| cfg.model_window(model.passage_window())) else { return };
     let (mut wide, mut all) = (0, 0);
     for tokens in token_counts {
         all += 1;

@@ -11,10 +11,10 @@ use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::size::TokenCounter;
 use pg_chunk_core::ChunkError;
+use pg_chunk_embed::reuse::{embed_reusing, Embedding};
 use pg_chunk_embed::{EmbedError, EmbeddingCache, Role, SentenceModel};
 use pgrx::PgLogLevel;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::time::Instant;
 
 thread_local! {
@@ -29,91 +29,36 @@ pub struct Embedded {
     pub truncated: usize,
 }
 
-/// Embeds `texts` with `model`, taking what it can from the cache and embedding each missing
-/// distinct text once. Checks for query cancel between inference batches.
+/// Embeds `texts` with `model`, through this backend's cache and, while the store embeds,
+/// knowledge.stored_vectors (`reuse::embed_reusing`: each missing distinct text once). Checks
+/// for query cancel between inference batches.
 pub fn embed_texts(
     name: &str,
     model: &mut dyn SentenceModel,
     texts: &[&str],
     role: Role,
 ) -> Result<Embedded, EmbedError> {
-    let dim = model.spec().dimension;
-    let key = format!("{name}/{role}");
-    let mut data = vec![0f32; texts.len() * dim];
-    // Texts not in the cache, each once, with every position it fills.
-    let mut missing: Vec<&str> = Vec::new();
-    let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut hits = 0;
-    with_cache(|cache| {
-        for (i, text) in texts.iter().enumerate() {
-            match cache.get(&key, text) {
-                Some(vector) if vector.len() == dim => {
-                    data[i * dim..(i + 1) * dim].copy_from_slice(vector);
-                    hits += 1;
-                }
-                _ => positions
-                    .entry(text)
-                    .or_insert_with(|| {
-                        missing.push(text);
-                        Vec::new()
-                    })
-                    .push(i),
-            }
-        }
-    });
+    let spec = model.spec().clone();
     let started = Instant::now();
-    let mut truncated = 0;
-    let (mut stored_hits, mut embedded) = (0, 0);
-    if !missing.is_empty() {
-        let stored = StoredVectors::open(name, model.spec(), role).unwrap_or_else(|e| raise(e));
-        let fill = |text: &str, vector: &[f32], data: &mut [f32]| {
-            for &i in &positions[text] {
-                data[i * dim..(i + 1) * dim].copy_from_slice(vector);
-            }
-            with_cache(|cache| cache.insert(&key, text, vector.to_vec()));
-        };
-        if let Some(stored) = &stored {
-            let found = stored.find(&missing, dim).unwrap_or_else(|e| raise(e));
-            let mut still_missing = Vec::new();
-            for (text, vector) in missing.into_iter().zip(found) {
-                match vector {
-                    Some(vector) => {
-                        fill(text, &vector, &mut data);
-                        stored_hits += 1;
-                    }
-                    None => still_missing.push(text),
-                }
-            }
-            missing = still_missing;
-        }
-        if !missing.is_empty() {
-            let output = model.embed(&missing, role, gucs::batch_size(), &mut || {
-                pgrx::check_for_interrupts!();
-            })?;
-            if output.dimension != dim {
-                return Err(EmbedError::DimensionMismatch { expected: dim, found: output.dimension });
-            }
-            truncated = output.truncated;
-            embedded = missing.len();
-            for (text, vector) in missing.iter().zip(output.vectors.chunks_exact(dim)) {
-                fill(text, vector, &mut data);
-            }
-            if let Some(stored) = &stored {
-                stored.save(&missing, &output.vectors, dim).unwrap_or_else(|e| raise(e));
-            }
-        }
-    }
+    // Opened only when the cache misses a text.
+    let open_store = || StoredVectors::open(name, &spec, role).unwrap_or_else(|e| raise(e));
+    let embedding = Embedding { name, model, role, batch_size: gucs::batch_size() };
+    let reused = with_cache(|cache| {
+        embed_reusing(embedding, texts, cache, open_store, &mut || {
+            pgrx::check_for_interrupts!();
+        })
+    })?;
     record(name, |stats| {
-        stats.sentences_embedded += embedded as i64;
-        stats.cache_hits += hits;
-        stats.stored_hits += stored_hits;
+        stats.sentences_embedded += reused.embedded as i64;
+        stats.cache_hits += reused.cache_hits as i64;
+        stats.stored_hits += reused.stored_hits as i64;
         stats.embed_ms += started.elapsed().as_secs_f64() * 1000.0;
     });
-    Ok(Embedded { vectors: Embeddings::new(dim, data), truncated })
+    Ok(Embedded { vectors: Embeddings::new(spec.dimension, reused.vectors), truncated: reused.truncated })
 }
 
 /// Raises `error` (an embedder's caller expects model errors only; the store's are rare).
-fn raise(error: Error) -> ! {
+pub(crate) fn raise(error: Error) -> ! {
     error.report("embed_texts").report(PgLogLevel::ERROR);
     unreachable!("an ERROR does not return")
 }
@@ -148,14 +93,21 @@ pub fn forget_cached_vectors() {
     with_cache(|cache| cache.clear());
 }
 
+/// Runs `f` with this backend's cache, sized by pg_chunk.embedding_cache_mb. The cache stays
+/// borrowed while `f` embeds and queries knowledge.stored_vectors; should that query embed in
+/// turn (a user's trigger or policy), the inner call gets an empty cache, not a borrow panic.
 fn with_cache<R>(f: impl FnOnce(&mut EmbeddingCache) -> R) -> R {
-    CACHE.with_borrow_mut(|(capacity, cache)| {
-        let wanted = gucs::embedding_cache_bytes();
-        if *capacity != wanted {
-            *cache = EmbeddingCache::new(wanted);
-            *capacity = wanted;
+    CACHE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut held) => {
+            let (capacity, cache) = &mut *held;
+            let wanted = gucs::embedding_cache_bytes();
+            if *capacity != wanted {
+                *cache = EmbeddingCache::new(wanted);
+                *capacity = wanted;
+            }
+            f(cache)
         }
-        f(cache)
+        Err(_) => f(&mut EmbeddingCache::new(0)),
     })
 }
 

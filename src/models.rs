@@ -3,15 +3,14 @@
 
 use crate::errors::Error;
 use crate::gucs;
+use pg_chunk_embed::files::{self, FileHashes, FileStamp};
 use pg_chunk_embed::{load_model, EmbedError, ModelFile, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
 use pgrx::prelude::*;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 /// The model-free embedder's reserved name.
 pub const LEXICAL: &str = "lexical";
@@ -57,34 +56,19 @@ thread_local! {
     // A backend is a single-threaded process: per-backend state is thread_local + RefCell.
     static LOADED: RefCell<HashMap<String, Loaded>> = RefCell::new(HashMap::new());
     static STATS: RefCell<BTreeMap<String, ModelStats>> = const { RefCell::new(BTreeMap::new()) };
-    /// sha256 of model weights this backend has hashed, by each file's path, size and mtime.
-    static FILE_HASHES: RefCell<HashMap<Vec<FileStamp>, String>> = RefCell::new(HashMap::new());
+    /// sha256 of model files this backend has hashed, by each file's path, size and mtime.
+    static FILE_HASHES: RefCell<FileHashes> = RefCell::new(FileHashes::default());
 }
 
-/// A file's path, size and modification time: a model is loaded again, and its files hashed
-/// again, when any of these change.
-type FileStamp = (PathBuf, u64, SystemTime);
-
-/// The stamps of `files`, in order; a file that does not exist is left out.
+/// The stamps of `files` that exist, in order.
 fn file_stamps(files: &[PathBuf]) -> Result<Vec<FileStamp>, Error> {
-    let mut stamps = Vec::new();
-    for file in files.iter().filter(|f| f.is_file()) {
-        let metadata = std::fs::metadata(file).map_err(|e| unreadable(file, e))?;
-        stamps.push((file.clone(), metadata.len(), metadata.modified().map_err(|e| unreadable(file, e))?));
-    }
-    Ok(stamps)
+    files::file_stamps(files).map_err(|e| Error::Registry(e.to_string()))
 }
 
-fn unreadable(path: &Path, error: std::io::Error) -> Error {
-    Error::Registry(format!("cannot read model file {}: {error}", path.display()))
-}
-
-/// The files holding a model's weights: its model file, followed by `<model file>.data` when
-/// that exists (ONNX external weights, as in the installed MiniLM).
+/// The stamps of the files holding a model's weights (files::weights_files); its model file
+/// must exist.
 fn weights_files(spec: &ModelSpec) -> Result<Vec<FileStamp>, Error> {
-    let mut data_file = spec.model_file.clone().into_os_string();
-    data_file.push(".data");
-    let stamps = file_stamps(&[spec.model_file.clone(), PathBuf::from(data_file)])?;
+    let stamps = file_stamps(&files::weights_files(&spec.model_file))?;
     if stamps.first().map(|s| &s.0) != Some(&spec.model_file) {
         return Err(Error::embed(
             EmbedError::MissingFile { path: spec.model_file.clone(), what: ModelFile::Model },
@@ -105,50 +89,23 @@ pub fn model_file_sha256(name: &str) -> Result<String, Error> {
 /// The sha256 of the files' bytes one after the other, hashed once per backend while their
 /// sizes and modification times stay the same.
 fn files_sha256(stamps: &[FileStamp]) -> Result<String, Error> {
-    if let Some(hash) = FILE_HASHES.with_borrow(|hashes| hashes.get(stamps).cloned()) {
-        return Ok(hash);
-    }
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 1 << 20];
-    for (file, _, _) in stamps {
-        let mut reader = std::fs::File::open(file).map_err(|e| unreadable(file, e))?;
-        loop {
-            check_for_interrupts!();
-            let read = reader.read(&mut buffer).map_err(|e| unreadable(file, e))?;
-            if read == 0 {
-                break;
-            }
-            hasher.update(&buffer[..read]);
-        }
-    }
-    let hash: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
-    FILE_HASHES.with_borrow_mut(|hashes| hashes.insert(stamps.to_vec(), hash.clone()));
-    Ok(hash)
+    FILE_HASHES
+        .with_borrow_mut(|hashes| {
+            hashes.sha256(stamps, &mut || {
+                check_for_interrupts!();
+            })
+        })
+        .map_err(|e| Error::Registry(e.to_string()))
 }
 
-/// What decides the vectors model `name` gives a text, as 32 bytes: every field of its row that
-/// changes them (not its name or description) and the sha256 of its weights and tokenizer
-/// files. knowledge.stored_vectors keys vectors by it, so a changed row or file never reuses a
-/// vector made before the change.
+/// What decides the vectors model `name` gives a text (files::vector_identity), as 32 bytes.
+/// knowledge.stored_vectors keys vectors by it, so a changed row or file never reuses a vector
+/// made before the change.
 pub fn vector_identity(name: &str) -> Result<[u8; 32], Error> {
     let (spec, _) = model_spec(name)?;
     let weights = files_sha256(&weights_files(&spec)?)?;
     let tokenizer = files_sha256(&file_stamps(std::slice::from_ref(&spec.tokenizer_file))?)?;
-    let fields = format!(
-        "pg_chunk vector identity 1\0{:?}\0{}\0{}\0{}\0{:?}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{}\0{weights}\0{tokenizer}",
-        spec.kind,
-        spec.model_file.display(),
-        spec.tokenizer_file.display(),
-        spec.dimension,
-        spec.pooling,
-        spec.normalize,
-        spec.max_tokens,
-        spec.query_prefix,
-        spec.passage_prefix,
-        spec.output_name,
-        spec.optimize_graph,
-    );
-    Ok(Sha256::digest(fields.as_bytes()).into())
+    Ok(files::vector_identity(&spec, &weights, &tokenizer))
 }
 
 /// Runs `f` with the model named `name`, loading it first if this backend has not yet (or if

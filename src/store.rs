@@ -10,6 +10,7 @@ use crate::gucs;
 use crate::models::{self, LEXICAL};
 use crate::stored_vectors;
 use crate::vector::Vector;
+use pg_chunk_core::strategy::embedded_text;
 use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
@@ -121,7 +122,12 @@ fn chunks_of_documents(
     notice_wide_chunks(&cfg, chunks.iter().map(|(_, row)| row.4 as usize));
     // A chunk's context (a split function's signature, a section's heading path) goes before
     // it in the text that is embedded; its content stays exact.
-    let texts: Vec<Cow<'_, str>> = chunks.iter().map(|(_, c)| embedding_text(&c.1, &c.5)).collect();
+    let texts: Vec<Cow<'_, str>> = chunks
+        .iter()
+        .map(|(_, (_, content, _, _, _, metadata))| {
+            embedded_text(metadata.0.get("context").and_then(|c| c.as_str()), content)
+        })
+        .collect();
     let texts: Vec<Option<&str>> = texts.iter().map(|t| Some(t.as_ref())).collect();
     let embedded = embed_optional(&texts, &model, Role::Passage)?;
     Ok(chunks
@@ -131,14 +137,6 @@ fn chunks_of_documents(
             (id, (index, content, offset, length, tokens, metadata, model.clone(), vector))
         })
         .collect())
-}
-
-/// What is embedded for a chunk: its content, after its metadata's `context` when it has one.
-fn embedding_text<'a>(content: &'a str, metadata: &JsonB) -> Cow<'a, str> {
-    match metadata.0.get("context").and_then(|c| c.as_str()) {
-        Some(context) => Cow::Owned(format!("{context}\n{content}")),
-        None => Cow::Borrowed(content),
-    }
 }
 
 /// Counts `chunks` rows that knowledge.write_chunks inserted with `model`'s vectors, for this

@@ -4,12 +4,13 @@
 //! the files' sha256), the role and the text; nothing made under another identity matches.
 //! The table's rows are ordered by id, and past pg_chunk.stored_vectors_mb the lowest ids go.
 
+use crate::embedding::raise;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::vector_identity;
+use pg_chunk_embed::reuse::{stored_vector_key, VectorStore};
 use pg_chunk_embed::{ModelKind, ModelSpec, Role};
 use pgrx::prelude::*;
-use sha2::{Digest, Sha256};
 use std::cell::Cell;
 
 thread_local! {
@@ -36,6 +37,8 @@ pub struct StoredVectors {
     role: Role,
     /// At most this many rows stay (pg_chunk.stored_vectors_mb over a row's size).
     most_rows: i64,
+    /// The model's dimension: a stored vector of another is not used.
+    dimension: usize,
 }
 
 /// Bytes a stored vector of `dimension` takes on disk, indexes included: 1,724 measured for
@@ -65,22 +68,17 @@ impl StoredVectors {
             return Ok(None);
         }
         let most_rows = i64::try_from(room / row_bytes(spec.dimension)).unwrap_or(i64::MAX);
-        Ok(Some(StoredVectors { model: model.to_string(), identity: vector_identity(model)?, role, most_rows }))
+        let identity = vector_identity(model)?;
+        Ok(Some(StoredVectors { model: model.to_string(), identity, role, most_rows, dimension: spec.dimension }))
     }
 
-    /// The key of `text`'s vector: the first 16 bytes of a sha256 (a collision among 2^40
-    /// stored texts has odds of about 10^-15), which lets a 384-dimension row fit five to a page.
-    pub fn key(&self, text: &str) -> Vec<u8> {
-        let mut hasher = Sha256::new();
-        hasher.update(self.identity);
-        hasher.update(self.role.as_str().as_bytes());
-        hasher.update([0]);
-        hasher.update(text.as_bytes());
-        hasher.finalize()[..16].to_vec()
+    /// The key of `text`'s vector (`reuse::stored_vector_key`), as bytea.
+    fn key(&self, text: &str) -> Vec<u8> {
+        stored_vector_key(&self.identity, self.role, text).to_vec()
     }
 
-    /// The stored vector of each text, if there is one of `dimension` floats.
-    pub fn find(&self, texts: &[&str], dimension: usize) -> Result<Vec<Option<Vec<f32>>>, Error> {
+    /// The stored vector of each text, if there is one of the model's dimension.
+    fn look_up(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>, Error> {
         let keys: Vec<Vec<u8>> = texts.iter().map(|t| self.key(t)).collect();
         let query = "SELECT (SELECT s.embedding::pg_catalog.float4[] FROM knowledge.stored_vectors AS s \
                              WHERE s.key OPERATOR(pg_catalog.=) k.key LIMIT 1) \
@@ -89,13 +87,13 @@ impl StoredVectors {
             client.select(query, None, &[keys.into()])?.map(|row| row.get::<Vec<f32>>(1)).collect::<Result<Vec<_>, _>>()
         })
         .map_err(spi_error)?;
-        Ok(found.into_iter().map(|v| v.filter(|v| v.len() == dimension)).collect())
+        Ok(found.into_iter().map(|v| v.filter(|v| v.len() == self.dimension)).collect())
     }
 
-    /// Stores the vectors of `texts` (`vectors` holds them one after the other, `dimension`
+    /// Stores the vectors of `texts` (`vectors` holds them one after the other, the model's
     /// floats each), then drops the oldest rows past the cap. Rows are never locked or waited
     /// for: two writers storing the same text at once leave two equal rows, both valid.
-    pub fn save(&self, texts: &[&str], vectors: &[f32], dimension: usize) -> Result<(), Error> {
+    fn store(&self, texts: &[&str], vectors: &[f32]) -> Result<(), Error> {
         if texts.is_empty() {
             return Ok(());
         }
@@ -107,7 +105,7 @@ impl StoredVectors {
                          SELECT v.id FROM knowledge.stored_vectors AS v \
                          WHERE v.id OPERATOR(pg_catalog.<=) ((SELECT pg_catalog.max(m.id) FROM knowledge.stored_vectors AS m) OPERATOR(pg_catalog.-) $1) \
                          ORDER BY v.id FOR UPDATE SKIP LOCKED))";
-        let dimension = i32::try_from(dimension).unwrap_or(i32::MAX);
+        let dimension = i32::try_from(self.dimension).unwrap_or(i32::MAX);
         Spi::connect_mut(|client| {
             client.update(
                 insert,
@@ -117,6 +115,18 @@ impl StoredVectors {
             client.update(evict, None, &[self.most_rows.into()]).map(|_| ())
         })
         .map_err(spi_error)
+    }
+}
+
+/// The store's errors are raised where they happen (the embedder's caller expects model errors
+/// only; these are rare).
+impl VectorStore for StoredVectors {
+    fn find(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        self.look_up(texts).unwrap_or_else(|e| raise(e))
+    }
+
+    fn save(&self, texts: &[&str], vectors: &[f32]) {
+        self.store(texts, vectors).unwrap_or_else(|e| raise(e))
     }
 }
 

@@ -192,6 +192,18 @@ fn check_overlap(strategy: Strategy, overlap: Overlap, max_size: Size, keys: &Ke
 }
 
 impl ChunkConfig {
+    /// The tokens of a chunk's own text that a model with `passage_window` reads whole: all of
+    /// them, less an eighth for the context the cfg may embed before the chunk (a Markdown
+    /// heading path, a code signature; `strategy::embedded_text`).
+    pub fn model_window(&self, passage_window: usize) -> usize {
+        let has_context = self.heading_context || self.strategy == Strategy::Code;
+        if has_context {
+            passage_window - passage_window / 8
+        } else {
+            passage_window
+        }
+    }
+
     /// The configuration for chunks that a model reads `window` tokens of (its max_tokens less
     /// its special tokens, prefix and any context): when the cfg sets no max_size, every
     /// strategy but fixed (whose 350 characters are its point, and well inside any window) caps

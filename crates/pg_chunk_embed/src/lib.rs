@@ -12,9 +12,11 @@
 mod batching;
 pub mod cache;
 mod error;
+pub mod files;
 mod mapped;
 mod names;
 mod pooling;
+pub mod reuse;
 mod runtime;
 mod safetensors;
 mod static_model;

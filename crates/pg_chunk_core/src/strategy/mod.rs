@@ -22,6 +22,7 @@ use crate::guards::{widest_fitting_start, word_starts_before};
 use crate::sentences::Span;
 use crate::size::{Size, TokenCounter};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// One chunk of a document: `doc[start..end]`, whitespace-trimmed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,9 +70,24 @@ impl Chunk {
         &doc[self.start..self.end]
     }
 
+    /// The text embedded for the chunk: see [`embedded_text`].
+    pub fn embedded_text<'a>(&self, doc: &'a str) -> Cow<'a, str> {
+        embedded_text(self.context.as_deref(), self.text(doc))
+    }
+
     /// Characters repeated from before the chunk's own text.
     pub fn overlap_chars(&self, doc: &str) -> usize {
         doc[self.start..self.core_start].chars().count()
+    }
+}
+
+/// The text embedded for a chunk of `content`: the content, after its `context` (a split
+/// function's signature, a section's heading path) and a line break when it has one. Only the
+/// vector sees the context: the chunk's content and offsets stay exact.
+pub fn embedded_text<'a>(context: Option<&str>, content: &'a str) -> Cow<'a, str> {
+    match context {
+        Some(context) => Cow::Owned(format!("{context}\n{content}")),
+        None => Cow::Borrowed(content),
     }
 }
 

@@ -261,3 +261,14 @@ fn units_of_words_and_chars_measure_as_documented() {
     assert_eq!(measure("a b  c", SizeUnit::Chars, &EstimatedTokens), 6);
     assert_eq!(measure("a b  c", SizeUnit::Words, &EstimatedTokens), 3);
 }
+
+#[test]
+fn a_chunks_context_goes_before_it_only_in_the_embedded_text() {
+    assert_eq!(super::embedded_text(None, "body"), "body");
+    assert_eq!(super::embedded_text(Some("def f():"), "    return 1"), "def f():\n    return 1");
+    let doc = "def f():\n    x = 1\n\n    return x\n";
+    let start = doc.find("return").unwrap();
+    let mut chunk = Chunk::new(start, doc.len() - 1, SplitReason::BlankLine, None);
+    chunk.context = Some("def f():".into());
+    assert_eq!((chunk.text(doc), chunk.embedded_text(doc).as_ref()), ("return x", "def f():\nreturn x"));
+}
