@@ -20,7 +20,8 @@ existing=0
 
 step "Debian packages"
 packages=(libclang-dev clang sudo pkg-config make gcc dpkg-dev)
-((existing)) || packages+=(postgresql-15 postgresql-server-dev-15)
+# Debian's PostgreSQL 15, and what building 17 from source for the test matrix needs.
+((existing)) || packages+=(postgresql-15 postgresql-server-dev-15 bison flex zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -61,8 +62,17 @@ if ((existing)); then
     exit 0
 fi
 
-# PostgreSQL 16 for the tests' second run (scripts/test.sh); not used by the demo.
+# PostgreSQL 16 and 17 for the tests' other runs (scripts/test.sh); not used by the demo.
 bash scripts/postgresql16.sh
+bash scripts/postgresql17.sh
+versions=(--pg15="$PG_CONFIG")
+for version in $TEST_VERSIONS; do versions+=(--pg"$version"="$(test_pg_config "$version")"); done
+unknown=0
+for option in "${versions[@]}"; do
+    option=${option#--}
+    grep -qsxF "${option%%=*} = \"${option#*=}\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml" || unknown=1
+done
+if ((unknown)); then cargo pgrx init "${versions[@]}"; else say "pgrx knows PostgreSQL 15 $TEST_VERSIONS"; fi
 
 step "build and install pg_chunk (release)"
 install_release

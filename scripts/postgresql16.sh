@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # PostgreSQL 16, the second row of the test matrix (README, "Supported PostgreSQL versions"),
-# installed by scripts/install.sh after PostgreSQL 15. Debian 12 ships only 15, and Debian 13's
-# postgresql-17 source package is not served to this project's machines (its files answer 404),
-# so this takes the PostgreSQL 16.2 build that the pgserver wheel on PyPI carries (bin, lib,
+# installed by scripts/install.sh after PostgreSQL 15. Debian 12 ships only 15 and Debian 13 only
+# 17, so this takes the PostgreSQL 16.2 build that the pgserver wheel on PyPI carries (bin, lib,
 # share and the server headers, built --without-icu --without-readline, and libpq beside it;
-# sha256 pinned), unpacks it
-# into the build directory, builds pgvector 0.8.0 into it, links pg_chunk's models and ONNX
-# Runtime from the 15 installation into it, and tells pgrx about it. Idempotent. Run as root.
+# sha256 pinned), unpacks it into the build directory and makes it ready for the tests
+# (scripts/lib.sh, prepare_test_postgresql). Idempotent. Run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -50,16 +48,4 @@ PY
     say "unpacked $("$PG16_CONFIG" --version) into $ROOT"
 fi
 
-build_pgvector "$PG16_CONFIG"
-
-# pg_chunk.model_dir and pg_chunk.onnxruntime_library default to paths inside the PostgreSQL
-# installation ($sharedir, $libdir): point those of 16 at the files scripts/models.sh installed.
-ln -sfn "$(pg_sharedir)/pg_chunk" "$("$PG16_CONFIG" --sharedir)/pg_chunk"
-ln -sf "$(pg_pkglibdir)/libonnxruntime.so.1.31.1" "$("$PG16_CONFIG" --pkglibdir)/libonnxruntime.so.1.31.1"
-say "models and ONNX Runtime linked from $(pg_sharedir)"
-
-if grep -qs "pg16 = \"$PG16_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
-    say "pgrx already knows PostgreSQL 16"
-else
-    cargo pgrx init --pg15="$PG_CONFIG" --pg16="$PG16_CONFIG"
-fi
+prepare_test_postgresql "$PG16_CONFIG"

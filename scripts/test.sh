@@ -4,7 +4,8 @@
 #   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster
-#   4. 2 and 3 again on PostgreSQL 16 (scripts/postgresql16.sh), its cluster on port 5433
+#   4. 2 and 3 again on PostgreSQL 16 and 17 (scripts/postgresql16.sh, postgresql17.sh), each on
+#      a cluster of its own (port 5433, 5434)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -37,22 +38,26 @@ step "client tests against the running cluster"
 install_release
 start_cluster
 ensure_superuser_role
-# The queue tests' databases (tests/tests/queue.rs, tests/tests/worker_crash.rs) get background workers.
-configure_workers pg_chunk_test_queue pg_chunk_test_worker_crash
+# shellcheck disable=SC2086 # one database name per word
+configure_workers $TEST_WORKER_DATABASES
 restart_cluster
 tested cargo test -p pg_chunk_client_tests
 
-step "PostgreSQL 16: in-database tests (cargo pgrx test pg16)"
-pgdata16=${PG_CHUNK_TEST_PGDATA16:-/var/tmp/pg_chunk-pgrx-test-16}
-mkdir -p "$pgdata16"
-chown postgres:postgres "$pgdata16"
-tested cargo pgrx test pg16 --runas postgres --pgdata "$pgdata16"
+for version in $TEST_VERSIONS; do
+    pg_config=$(test_pg_config "$version")
+    step "PostgreSQL $version: in-database tests (cargo pgrx test pg$version)"
+    pgdata_version=${PG_CHUNK_TEST_PGDATA:-/var/tmp/pg_chunk-pgrx-test}-$version
+    mkdir -p "$pgdata_version"
+    chown postgres:postgres "$pgdata_version"
+    move_library_aside "$pg_config"
+    tested cargo pgrx test "pg$version" --runas postgres --pgdata "$pgdata_version"
 
-step "PostgreSQL 16: client tests against its cluster on port $PG16_PORT"
-install_release "$PG16_CONFIG"
-restart_pg16_cluster
-PGPORT=$PG16_PORT ensure_superuser_role
-PGPORT=$PG16_PORT tested cargo test -p pg_chunk_client_tests
+    step "PostgreSQL $version: client tests against its cluster on port $(test_port "$version")"
+    install_release "$pg_config"
+    restart_test_cluster "$version"
+    PGPORT=$(test_port "$version") ensure_superuser_role
+    PGPORT=$(test_port "$version") tested cargo test -p pg_chunk_client_tests
+done
 
 step "totals"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }

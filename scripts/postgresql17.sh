@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# PostgreSQL 17, the third row of the test matrix (README, "Supported PostgreSQL versions"),
+# installed by scripts/install.sh after 15 and 16: built from source, from the upstream tarball of
+# Debian 13's postgresql-17 source package (17.11-0+deb13u1: the archive's index names 17.12,
+# whose files answer 404 to this project's machines, while 17.11's are served). The tarball's
+# sha256 is the one that package's signed .dsc lists. Configured --without-icu --without-readline
+# (a test server needs neither) into the build directory, then made ready for the tests like 16
+# (scripts/lib.sh, prepare_test_postgresql). Takes about 6 minutes the first time; idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
+VERSION=17.11
+TARBALL=postgresql-17_$VERSION.orig.tar.bz2
+TARBALL_SHA256=dd27f2b3c59e73ed14aa3324901242bf69a032a6347805f274e6260322d42979
+ROOT=$(dirname "$(dirname "$PG17_CONFIG")")
+
+step "PostgreSQL 17 (test matrix)"
+if [ -x "$PG17_CONFIG" ]; then
+    say "present: $("$PG17_CONFIG" --version) in $ROOT"
+else
+    mkdir -p "$BUILD_DIR/postgresql-17-source"
+    cd "$BUILD_DIR/postgresql-17-source"
+    if [ "$(file_sha256 "$TARBALL")" != "$TARBALL_SHA256" ]; then
+        say "downloading $TARBALL from Debian's archive"
+        # apt's own downloader: the mirror this machine uses, its proxy settings, the hash checked.
+        /usr/lib/apt/apt-helper download-file "$(debian_mirror)/pool/main/p/postgresql-17/$TARBALL" "$TARBALL" \
+            "SHA256:$TARBALL_SHA256"
+    fi
+    rm -rf "postgresql-$VERSION" "$ROOT"
+    tar xjf "$TARBALL"
+    cd "postgresql-$VERSION"
+    say "building $VERSION (configure, make -j$(nproc), make install into $ROOT)"
+    ./configure -q --prefix="$ROOT" --without-icu --without-readline >configure.log
+    make -s -j"$(nproc)" >make.log 2>&1 || { tail -n 40 make.log >&2; exit 1; }
+    make -s install >install.log 2>&1 || { tail -n 40 install.log >&2; exit 1; }
+    cd "$BUILD_DIR" && rm -rf "postgresql-17-source/postgresql-$VERSION"
+    say "installed $("$PG17_CONFIG" --version) into $ROOT"
+fi
+
+prepare_test_postgresql "$PG17_CONFIG"
