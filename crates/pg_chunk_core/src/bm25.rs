@@ -63,7 +63,9 @@ pub struct Bm25 {
 }
 
 impl Bm25 {
+    /// Okapi BM25's term-frequency saturation (the usual 1.2).
     pub const DEFAULT_K1: f64 = 1.2;
+    /// Okapi BM25's length normalisation (the usual 0.75).
     pub const DEFAULT_B: f64 = 0.75;
 
     /// The score of `tsv` for query terms `(lexeme, idf)`; `terms` must be sorted by lexeme

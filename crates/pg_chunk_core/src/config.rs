@@ -42,7 +42,10 @@ named_enum! {
 pub enum Boundaries {
     /// Optimal segmentation: the cuts that maximise every chunk's coherence at once, each
     /// chunk costing `penalty` (cfg `penalty`; see segmentation.rs). The default.
-    Optimal { penalty: f64 },
+    Optimal {
+        /// What each chunk costs: higher makes fewer, longer chunks.
+        penalty: f64,
+    },
     /// A threshold on the smoothed distance curve between neighbouring units (cfg
     /// `threshold`): the seed design, and LangChain's family of rules.
     Threshold(Threshold),
@@ -51,8 +54,11 @@ pub enum Boundaries {
 /// Context repeated at the start of each chunk from the text before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Overlap {
+    /// No overlap.
     None,
+    /// This many whole sentences before the chunk.
     Sentences(usize),
+    /// Up to this many characters before the chunk, from a word start.
     Chars(usize),
 }
 
@@ -68,27 +74,35 @@ named_enum! {
     }
 }
 
+/// A parsed `cfg`: every key with its value or its default.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkConfig {
+    /// Which algorithm cuts the document.
     pub strategy: Strategy,
+    /// How the semantic strategy finds where meaning changes.
     pub boundaries: Boundaries,
     /// Neighbours on each side averaged into a unit's vector before the distance curve.
     pub smoothing: usize,
+    /// Chunks below it are merged with a neighbour where `max_size` allows.
     pub min_size: Size,
+    /// The size chunks are packed or split towards.
     pub target_size: Size,
     /// Hard cap: no chunk is ever larger.
     pub max_size: Size,
     /// The sizes the cfg set itself; the others follow the strategy's defaults, or the model's
     /// window ([`ChunkConfig::for_model_window`]).
     pub explicit_sizes: ExplicitSizes,
+    /// Text repeated at the start of each chunk from before it.
     pub overlap: Overlap,
     /// Embedding model for the semantic strategy; `None` = the default model.
     pub model: Option<String>,
+    /// What to do when the model cannot be loaded.
     pub fallback: Fallback,
     /// Documents shorter than this many characters (and within `max_size`) are one chunk.
     pub inline_threshold: usize,
     /// Largest document accepted, in bytes.
     pub max_document_size: usize,
+    /// The code strategy's language; `None`: detected from the text.
     pub language: Option<String>,
     /// Markdown: the heading path is prefixed to the text that is embedded (not to `content`).
     pub heading_context: bool,
@@ -101,11 +115,15 @@ pub struct ChunkConfig {
 /// `min_size`, `target_size` and `max_size` as the cfg gave them (`None`: not set).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ExplicitSizes {
+    /// `min_size`.
     pub min: Option<Size>,
+    /// `target_size`.
     pub target: Option<Size>,
+    /// `max_size`.
     pub max: Option<Size>,
 }
 
+/// Largest document accepted by default, in bytes (10 MiB).
 pub const DEFAULT_MAX_DOCUMENT_SIZE: usize = 10 * 1024 * 1024;
 /// Seed design 000 keeps documents under 3,000 characters whole.
 pub const DEFAULT_INLINE_THRESHOLD: usize = 3000;

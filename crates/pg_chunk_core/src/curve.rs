@@ -3,24 +3,30 @@
 /// Unit vectors of one embedding per row, stored flat (`rows × dim`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Embeddings {
+    /// Floats per vector.
     pub dim: usize,
+    /// The vectors one after the other, `dim` floats each.
     pub data: Vec<f32>,
 }
 
 impl Embeddings {
+    /// Vectors of `dim` floats from `data`, one after the other.
     pub fn new(dim: usize, data: Vec<f32>) -> Embeddings {
         debug_assert!(dim == 0 || data.len().is_multiple_of(dim));
         Embeddings { dim, data }
     }
 
+    /// How many vectors.
     pub fn len(&self) -> usize {
         self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
+    /// Whether there is no vector.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Vector `i`.
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }

@@ -8,5 +8,6 @@ use crate::error::ChunkError;
 /// The whole list of a document's units is passed at once: a lexical embedder needs all of
 /// them for its document frequencies, and a neural one batches them.
 pub trait Embedder {
+    /// One vector per text, in order.
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError>;
 }

@@ -5,10 +5,22 @@
 pub enum ChunkError {
     /// A cfg key that is unknown, of the wrong type or out of range (SQLSTATE 22023).
     #[error("invalid chunk configuration: {key} = {value}: {reason}")]
-    InvalidConfig { key: String, value: String, reason: String },
+    InvalidConfig {
+        /// The key, dotted inside an object (`threshold.type`).
+        key: String,
+        /// The value as the cfg gave it.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The document is larger than `max_document_size` (SQLSTATE 54000).
     #[error("document is {size} bytes, above max_document_size of {limit} bytes")]
-    DocumentTooLarge { size: usize, limit: usize },
+    DocumentTooLarge {
+        /// The document's size, in bytes.
+        size: usize,
+        /// `max_document_size`, in bytes.
+        limit: usize,
+    },
     /// `cfg.model` names no model that this build can load (SQLSTATE 42704).
     #[error("unknown embedding model \"{0}\"")]
     UnknownModel(String),

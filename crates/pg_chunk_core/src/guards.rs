@@ -6,7 +6,9 @@ use crate::size::{fitting_prefix, measure, Size, TokenCounter, UnitSizes};
 /// Units `first..=last` taken together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Run {
+    /// Index of the run's first unit.
     pub first: usize,
+    /// Index of its last unit (inclusive).
     pub last: usize,
 }
 

@@ -11,6 +11,7 @@ use crate::size::is_ideograph;
 /// collisions stay rare within one unit's few dozen words.
 pub const LEXICAL_DIM: usize = 256;
 
+/// The model-free embedder (`model: "lexical"`): [`lexical_embeddings`] of a document's units.
 pub struct LexicalEmbedder;
 
 impl Embedder for LexicalEmbedder {

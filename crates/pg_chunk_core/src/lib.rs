@@ -5,6 +5,8 @@
 //! byte offsets into the document (`&str` indices); [`offsets::CharCursor`] turns them into
 //! the character offsets SQL shows, once, at the boundary.
 
+#![warn(missing_docs)]
+
 pub mod bm25;
 pub mod cjk;
 pub mod config;

@@ -9,6 +9,7 @@ pub struct CharCursor<'a> {
 }
 
 impl<'a> CharCursor<'a> {
+    /// A cursor at the start of `doc`.
     pub fn new(doc: &'a str) -> CharCursor<'a> {
         CharCursor { doc, byte: 0, chars: 0 }
     }

@@ -36,7 +36,9 @@
 /// surrounding whitespace excluded. `&doc[start..end]` is the unit's text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
+    /// Byte offset of the first byte.
     pub start: usize,
+    /// Byte offset just past the last byte.
     pub end: usize,
 }
 

@@ -7,12 +7,16 @@ use crate::sentences::Span;
 /// The unit a size is expressed in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SizeUnit {
+    /// Characters (Unicode scalar values).
     Chars,
+    /// Whitespace-separated words.
     Words,
+    /// Tokens, as the model's tokenizer (or the estimate) counts them.
     Tokens,
 }
 
 impl SizeUnit {
+    /// The unit's name in a cfg (`chars`, `words`, `tokens`).
     pub fn name(self) -> &'static str {
         match self {
             SizeUnit::Chars => "chars",
@@ -25,15 +29,19 @@ impl SizeUnit {
 /// A size limit such as "1000 chars".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size {
+    /// How many units.
     pub value: usize,
+    /// Which unit.
     pub unit: SizeUnit,
 }
 
 impl Size {
+    /// `value` characters.
     pub const fn chars(value: usize) -> Size {
         Size { value, unit: SizeUnit::Chars }
     }
 
+    /// `value` tokens.
     pub const fn tokens(value: usize) -> Size {
         Size { value, unit: SizeUnit::Tokens }
     }
@@ -47,6 +55,7 @@ impl std::fmt::Display for Size {
 
 /// Counts tokens the way some model's tokenizer does.
 pub trait TokenCounter {
+    /// Tokens in `text`, without special tokens.
     fn count_tokens(&self, text: &str) -> usize;
 }
 
@@ -116,6 +125,8 @@ pub struct UnitSizes<'a> {
 }
 
 impl<'a> UnitSizes<'a> {
+    /// Sizes of runs of `units` of `doc`; `counter` counts their tokens, on the first question
+    /// in tokens.
     pub fn new(doc: &'a str, units: &'a [Span], counter: &'a dyn TokenCounter) -> UnitSizes<'a> {
         let mut char_start = Vec::with_capacity(units.len());
         let mut char_end = Vec::with_capacity(units.len());
@@ -156,6 +167,7 @@ impl<'a> UnitSizes<'a> {
         }
     }
 
+    /// Whether units `first..=last`, with the text between them, are within `limit`.
     pub fn fits(&self, first: usize, last: usize, limit: Size) -> bool {
         self.run(first, last, limit.unit) <= limit.value
     }

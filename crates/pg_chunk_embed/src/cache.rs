@@ -16,6 +16,7 @@ use std::sync::Arc;
 /// An estimate; what matters is that the bound grows with the number of entries too.
 pub const ENTRY_OVERHEAD_BYTES: usize = 64;
 
+/// The cache: vectors by model key and text, least recently used evicted first.
 pub struct EmbeddingCache {
     capacity_bytes: usize,
     bytes: usize,
@@ -100,6 +101,7 @@ impl EmbeddingCache {
         }
     }
 
+    /// Drops every entry.
     pub fn clear(&mut self) {
         self.models.clear();
         self.recency.clear();
@@ -107,10 +109,12 @@ impl EmbeddingCache {
         self.len = 0;
     }
 
+    /// How many entries.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether it holds no entry.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -120,6 +124,7 @@ impl EmbeddingCache {
         self.bytes
     }
 
+    /// The bound, in bytes as counted by [`entry_bytes`].
     pub fn capacity_bytes(&self) -> usize {
         self.capacity_bytes
     }

@@ -5,16 +5,27 @@
 use crate::ModelFile;
 use std::path::PathBuf;
 
+/// Everything loading or running a model can fail with.
 #[derive(thiserror::Error, Debug)]
 pub enum EmbedError {
     /// A file named in the model registry or the runtime setting does not exist.
     #[error("{what} not found: {}", path.display())]
-    MissingFile { path: PathBuf, what: ModelFile },
+    MissingFile {
+        /// The path looked at.
+        path: PathBuf,
+        /// Which file it should have been.
+        what: ModelFile,
+    },
 
     /// The ONNX Runtime library loads but its API is older (or of another major version) than the
     /// one `ort` was built against.
     #[error("ONNX Runtime {found} is not compatible: pg_chunk needs ONNX Runtime {required}")]
-    IncompatibleRuntime { found: String, required: String },
+    IncompatibleRuntime {
+        /// The library's version.
+        found: String,
+        /// The version `ort` was built against.
+        required: String,
+    },
 
     /// ONNX Runtime could not be loaded, or refused the model or a run.
     #[error("ONNX Runtime error: {0}")]
@@ -26,7 +37,12 @@ pub enum EmbedError {
 
     /// The registered dimension disagrees with what the model produces.
     #[error("model produces {found}-dimensional vectors but is registered with dimension {expected}")]
-    DimensionMismatch { expected: usize, found: usize },
+    DimensionMismatch {
+        /// The registered dimension.
+        expected: usize,
+        /// What the model gave.
+        found: usize,
+    },
 }
 
 impl From<ort::Error> for EmbedError {

@@ -9,6 +9,8 @@
 //! off, ONNX Runtime gets `RuntimeOptions::threads` intra-op threads, 1 by default), and the caller
 //! keeps a loaded model in a `thread_local!`.
 
+#![warn(missing_docs)]
+
 mod batching;
 pub mod cache;
 mod error;
@@ -36,14 +38,19 @@ pub use transformer::optimize_transformer;
 /// One row of `knowledge.models`, with paths already resolved against the model directory.
 #[derive(Clone, Debug)]
 pub struct ModelSpec {
+    /// The name it is registered under.
     pub name: String,
+    /// Transformer or static table.
     pub kind: ModelKind,
     /// `model.onnx` for a transformer, `model.safetensors` for a static model.
     pub model_file: PathBuf,
+    /// `tokenizer.json`.
     pub tokenizer_file: PathBuf,
+    /// Floats per vector.
     pub dimension: usize,
     /// Ignored by static models, which always average.
     pub pooling: Pooling,
+    /// Whether vectors are scaled to unit length.
     pub normalize: bool,
     /// Inputs longer than this (special tokens and prefix included) are cut, and counted in
     /// `EmbedOutput::truncated`.
@@ -71,6 +78,7 @@ impl ModelSpec {
     }
 }
 
+/// How ONNX Runtime is loaded and run.
 #[derive(Clone, Debug)]
 pub struct RuntimeOptions {
     /// Path of `libonnxruntime.so`.
@@ -80,8 +88,10 @@ pub struct RuntimeOptions {
     pub threads: usize,
 }
 
+/// The vectors of one `embed` call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmbedOutput {
+    /// Floats per vector.
     pub dimension: usize,
     /// rows × dimension, in input order.
     pub vectors: Vec<f32>,
@@ -95,6 +105,7 @@ impl EmbedOutput {
         &self.vectors[index * self.dimension..(index + 1) * self.dimension]
     }
 
+    /// The vectors, one slice per input, in input order.
     pub fn rows(&self) -> std::slice::ChunksExact<'_, f32> {
         // Models have dimension > 0 (checked at load); max(1) keeps a hand-built empty output
         // from panicking in chunks_exact.
@@ -102,7 +113,9 @@ impl EmbedOutput {
     }
 }
 
+/// A loaded model that embeds texts and counts their tokens.
 pub trait SentenceModel {
+    /// The registration the model was loaded from.
     fn spec(&self) -> &ModelSpec;
 
     /// Embeds in batches of `batch_size` (0 is taken as 1), grouping inputs of similar token

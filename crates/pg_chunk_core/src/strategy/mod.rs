@@ -27,12 +27,15 @@ use std::borrow::Cow;
 /// One chunk of a document: `doc[start..end]`, whitespace-trimmed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// Byte offset of the chunk's first byte in the document.
     pub start: usize,
+    /// Byte offset just past its last byte.
     pub end: usize,
     /// Where the chunk's own text begins; `start..core_start` repeats earlier text (overlap).
     pub core_start: usize,
     /// Why the chunk begins where it does.
     pub split_reason: SplitReason,
+    /// Tokens in the chunk's text, as the token counter counts them.
     pub token_count: usize,
     /// What the strategy says about the chunk beyond its reason (code: `language`,
     /// `chunk_type`, `function_name`; Markdown: `heading_path`; hierarchical: `level`,
@@ -66,6 +69,7 @@ impl Chunk {
         self
     }
 
+    /// The chunk's text: `doc[start..end]`.
     pub fn text<'a>(&self, doc: &'a str) -> &'a str {
         &doc[self.start..self.end]
     }

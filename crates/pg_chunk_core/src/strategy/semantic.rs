@@ -139,9 +139,11 @@ fn plan_chunks(
 /// What `chunk_explain` shows for one sentence.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SentenceTrace {
+    /// The sentence's byte range in the document.
     pub span: Span,
     /// Distance from the previous sentence (none for the first).
     pub distance: Option<f64>,
+    /// The distance with each vector averaged with its `smoothing` neighbours on each side.
     pub smoothed_distance: Option<f64>,
     /// What the method compared with the threshold at the gap before this sentence: the
     /// smoothed distance (or its gradient), or for optimal segmentation the coherence gained
@@ -170,11 +172,13 @@ impl SentenceTrace {
     }
 }
 
+/// What `knowledge.chunk_explain` shows: the threshold and each sentence's fate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explanation {
     /// The threshold on the scores' scale (the penalty for optimal segmentation; NaN when a
     /// threshold rule has no curve, i.e. the document has one sentence).
     pub threshold: f64,
+    /// One trace per sentence, in order.
     pub sentences: Vec<SentenceTrace>,
 }
 
