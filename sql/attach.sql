@@ -1,7 +1,7 @@
 -- Mirroring a user's table into knowledge.documents (knowledge.attach, knowledge.detach). The row is read as jsonb (to_jsonb(NEW) ->> column), so column and
 -- table names never go into dynamic SQL except through %I / regclass quoting.
 
-CREATE FUNCTION knowledge.mirror_document() RETURNS trigger
+CREATE FUNCTION knowledge_internal.mirror_document() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
     a knowledge.attachments;
@@ -28,13 +28,13 @@ BEGIN
         DELETE FROM knowledge.documents WHERE attachment_id = a.id AND source_key = old_key;
     END IF;
     IF new_key IS NOT NULL AND new_text IS NOT NULL THEN
-        PERFORM knowledge.mirror_row(a, new_key, new_text);
+        PERFORM knowledge_internal.mirror_row(a, new_key, new_text);
     END IF;
     RETURN NULL;
 END
 $$;
 
-CREATE FUNCTION knowledge.mirror_row(a knowledge.attachments, key text, content text) RETURNS void
+CREATE FUNCTION knowledge_internal.mirror_row(a knowledge.attachments, key text, content text) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO knowledge.documents AS d (source, content, language, chunk_config, attachment_id, source_key)
     VALUES (a.source::text, content, a.language, a.chunk_config, a.id, key)
@@ -64,7 +64,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = source AND attname = text_column AND attnum > 0 AND NOT attisdropped) THEN
         RAISE EXCEPTION 'table % has no column %', source, quote_ident(text_column) USING ERRCODE = 'undefined_column';
     END IF;
-    PERFORM knowledge.named_chunk_config(config);
+    PERFORM knowledge_internal.named_chunk_config(config);
     IF EXISTS (SELECT FROM knowledge.attachments AS x WHERE x.source = attach.source) THEN
         RAISE EXCEPTION '% is already attached', source USING ERRCODE = 'duplicate_object',
             HINT = 'knowledge.detach it first.';
@@ -72,13 +72,13 @@ BEGIN
     INSERT INTO knowledge.attachments (source, id_column, text_column, chunk_config, language, trigger_name)
     VALUES (source, id_column, text_column, config, language, trigger_name)
     RETURNING * INTO a;
-    EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION knowledge.mirror_document(%L)',
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION knowledge_internal.mirror_document(%L)',
         trigger_name, source, a.id);
-    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION knowledge.mirror_document(%L)',
+    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.mirror_document(%L)',
         trigger_name || '_truncate', source, a.id);
     FOR row_json IN EXECUTE format('SELECT to_jsonb(t) FROM %s AS t', source) LOOP
         IF row_json ->> id_column IS NOT NULL AND row_json ->> text_column IS NOT NULL THEN
-            PERFORM knowledge.mirror_row(a, row_json ->> id_column, row_json ->> text_column);
+            PERFORM knowledge_internal.mirror_row(a, row_json ->> id_column, row_json ->> text_column);
             mirrored := mirrored + 1;
         END IF;
     END LOOP;

@@ -27,14 +27,14 @@ COMMENT ON FUNCTION knowledge.token_count(text, text) IS
 COMMENT ON FUNCTION knowledge.embedding_stats() IS
 'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge.stored_vectors, chunk rows written.';
 
-COMMENT ON FUNCTION knowledge.embed_chunks_batch(bigint[], text[], jsonb, text) IS
+COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
 
-COMMENT ON FUNCTION knowledge.embed_chunks_stored(bigint[], text[], jsonb, text) IS
-'embed_chunks_batch for knowledge.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
+COMMENT ON FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text) IS
+'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
 
 COMMENT ON TABLE knowledge.stored_vectors IS
-'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge.write_chunks; capped by pg_chunk.stored_vectors_mb.';
+'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
 'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';

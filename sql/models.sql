@@ -4,6 +4,13 @@
 -- Every role may use pg_chunk's functions and read its catalogue; CREATE EXTENSION made the
 -- schema, owned by the superuser who ran it.
 GRANT USAGE ON SCHEMA knowledge TO PUBLIC;
+-- What pg_chunk's own SQL calls and users do not (trigger functions, the steps of writing
+-- chunks, the text leg's statistics and helpers) lives in knowledge_internal, so that knowledge
+-- holds only what users call and read (docs/sql.md). Its objects keep the privileges they would
+-- have in knowledge, and PUBLIC may use the schema as it may use knowledge: the functions users
+-- call run as their caller and call these.
+CREATE SCHEMA knowledge_internal;
+GRANT USAGE ON SCHEMA knowledge_internal TO PUBLIC;
 
 CREATE TABLE knowledge.models (
     name text PRIMARY KEY CHECK (name ~ '^[a-z0-9][a-z0-9._-]*$' AND name <> 'lexical'),

@@ -793,3 +793,817 @@ $$;
 
 -- Processing the queue and retrying failures are the owner's alone (sql/queue.sql as of 0.3.0).
 REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;
+
+-- What pg_chunk's own SQL calls and users do not moves out of knowledge into knowledge_internal
+-- (sql/models.sql as of 0.3.0). SET SCHEMA keeps each object's privileges, comments, and the
+-- triggers, constraints and views that name it; user tables attached before keep their
+-- mirror_document triggers.
+CREATE SCHEMA knowledge_internal;
+GRANT USAGE ON SCHEMA knowledge_internal TO PUBLIC;
+
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+             JOIN pg_catalog.pg_depend AS d ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+             WHERE d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension AS e WHERE e.extname = 'pg_chunk')
+               AND p.pronamespace = 'knowledge'::regnamespace
+               AND p.proname = ANY (ARRAY[
+                   'add_text_stats', 'bm25', 'check_chunk_config', 'chunk_configs_changed',
+                   'chunk_configs_sync', 'chunk_configs_vector_index', 'clear_text_stats',
+                   'count_chunks_written', 'count_text_stats', 'create_vector_index',
+                   'current_run', 'document_configs', 'documents_sync', 'drop_vector_index',
+                   'embed_chunks', 'embed_chunks_batch', 'embed_chunks_stored', 'enqueue',
+                   'lock_document', 'maintains_chunks', 'mirror_document', 'mirror_row',
+                   'model_file_sha256', 'models_vector_index', 'named_chunk_config',
+                   'number_option', 'pending_text_stats', 'queue_failed', 'queue_lock_class',
+                   'queue_served', 'queue_workers', 'refresh_chunks', 'sync_document',
+                   'text_candidate_limit', 'text_query', 'text_stats_fold_rows',
+                   'text_stats_lock_class', 'uses_halfvec', 'vector_expression',
+                   'vector_index_name', 'write_chunks', 'write_queued']) LOOP
+        EXECUTE format('ALTER FUNCTION %s SET SCHEMA knowledge_internal', f);
+    END LOOP;
+END
+$$;
+ALTER TABLE knowledge.text_stats_pending SET SCHEMA knowledge_internal;
+ALTER TABLE knowledge.text_stats_commits SET SCHEMA knowledge_internal;
+ALTER VIEW knowledge.text_stats_visible SET SCHEMA knowledge_internal;
+
+-- The functions whose bodies name what moved (sql/*.sql as of 0.3.0).
+CREATE OR REPLACE FUNCTION knowledge_internal.create_vector_index(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs := (SELECT c FROM knowledge.chunk_configs AS c WHERE c.name = config);
+    dim int := (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = c.model);
+    half boolean := knowledge_internal.uses_halfvec(c.halfvec, dim);
+    -- pgvector's HNSW limits.
+    most int := CASE WHEN half THEN 4000 ELSE 2000 END;
+BEGIN
+    IF dim IS NULL THEN
+        RETURN;
+    END IF;
+    IF dim > most THEN
+        RAISE NOTICE 'chunk config % embeds % dimensions with model %, more than pgvector''s HNSW indexes take as %; its chunks are searched without an index',
+            c.name, dim, c.model, CASE WHEN half THEN 'halfvec' ELSE 'vector' END;
+        RETURN;
+    END IF;
+    -- Only the config's chunks of its current model: when the model changes, chunks of the old
+    -- one (another dimension) stay out of the new index until they are rewritten.
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING hnsw (%s %s) WHERE chunk_config = %L AND model = %L',
+        knowledge_internal.vector_index_name(c.name), knowledge_internal.vector_expression(dim, half),
+        CASE WHEN half THEN 'halfvec_cosine_ops' ELSE 'vector_cosine_ops' END, c.name, c.model);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.drop_vector_index(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('DROP INDEX IF EXISTS knowledge.%I', knowledge_internal.vector_index_name(config));
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_vector_index() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        PERFORM knowledge_internal.drop_vector_index(OLD.name);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        PERFORM knowledge_internal.create_vector_index(NEW.name);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.models_vector_index() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.create_vector_index(c.name)
+    FROM knowledge.chunk_configs AS c
+    WHERE c.model IN (CASE WHEN TG_OP <> 'INSERT' THEN OLD.name END, CASE WHEN TG_OP <> 'DELETE' THEN NEW.name END);
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.current_run(config knowledge.chunk_configs) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    run bigint;
+    run_sha text := knowledge_internal.model_file_sha256(config.model);
+    run_dim int;
+    run_normalized boolean;
+BEGIN
+    IF config.model = 'lexical' THEN
+        run_dim := 256;
+        run_normalized := true;
+    ELSE
+        SELECT m.dimension, m.normalize INTO run_dim, run_normalized FROM knowledge.models AS m WHERE m.name = config.model;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'unknown embedding model "%" in chunk config "%"', config.model, config.name
+                USING ERRCODE = 'undefined_object', HINT = 'See knowledge.models.';
+        END IF;
+    END IF;
+    SELECT r.id INTO run FROM knowledge.embedding_runs AS r
+    WHERE r.chunk_config = config.name AND r.cfg = config.effective_cfg AND r.model = config.model
+      AND r.model_sha256 IS NOT DISTINCT FROM run_sha AND r.dimension = run_dim AND r.normalized = run_normalized;
+    IF NOT FOUND THEN
+        INSERT INTO knowledge.embedding_runs AS r (chunk_config, cfg, model, model_sha256, dimension, normalized)
+        VALUES (config.name, config.effective_cfg, config.model, run_sha, run_dim, run_normalized)
+        ON CONFLICT (chunk_config, cfg, model, model_sha256, dimension, normalized)
+            DO UPDATE SET created_at = r.created_at
+        RETURNING r.id INTO run;
+    END IF;
+    RETURN run;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.embed_chunks(doc text, cfg jsonb DEFAULT '{}', model text DEFAULT NULL)
+RETURNS TABLE (chunk_index int, content text, char_offset int, char_length int, token_count int,
+               metadata jsonb, model text, embedding vector)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT e.chunk_index, e.content, e.char_offset, e.char_length, e.token_count, e.metadata, e.model, e.embedding
+    FROM knowledge_internal.embed_chunks_batch(ARRAY[0::bigint], ARRAY[doc], cfg, model) AS e
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    run bigint := knowledge_internal.current_run(config);
+    fresh knowledge.chunks[];
+    embedded_before bigint;
+    reused_before bigint;
+    embedded_after bigint;
+    reused_after bigint;
+    written int;
+BEGIN
+    SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
+    INTO embedded_before, reused_before FROM knowledge.embedding_stats() AS s;
+    -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
+    fresh := ARRAY(
+        SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
+                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run)::knowledge.chunks
+        FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
+              FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
+             CROSS JOIN LATERAL knowledge_internal.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
+             JOIN knowledge.documents AS d ON d.id = e.document_id);
+    -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
+    UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
+    FROM unnest(fresh) AS f
+    WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
+      AND f.document_id = c.document_id AND f.chunk_index = c.chunk_index AND f.char_offset <> c.char_offset
+      AND (f.content, f.char_length, f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id)
+          IS NOT DISTINCT FROM (c.content, c.char_length, c.token_count, c.metadata, c.model, c.embedding, c.tsv, c.run_id);
+    DELETE FROM knowledge.chunks AS c
+    WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
+      AND NOT EXISTS (SELECT FROM unnest(fresh) AS f
+                      WHERE f.document_id = c.document_id AND f.chunk_index = c.chunk_index
+                        AND (f.content, f.char_offset, f.char_length, f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id)
+                            IS NOT DISTINCT FROM (c.content, c.char_offset, c.char_length, c.token_count, c.metadata, c.model, c.embedding, c.tsv, c.run_id));
+    INSERT INTO knowledge.chunks (document_id, chunk_config, chunk_index, content, char_offset, char_length,
+                                  token_count, metadata, model, embedding, tsv, run_id)
+    SELECT f.document_id, f.chunk_config, f.chunk_index, f.content, f.char_offset, f.char_length,
+           f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id
+    FROM unnest(fresh) AS f
+    WHERE NOT EXISTS (SELECT FROM knowledge.chunks AS c
+                      WHERE c.document_id = f.document_id AND c.chunk_config = f.chunk_config AND c.chunk_index = f.chunk_index);
+    GET DIAGNOSTICS written = ROW_COUNT;
+    SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
+    INTO embedded_after, reused_after FROM knowledge.embedding_stats() AS s;
+    PERFORM knowledge_internal.count_chunks_written(config.model, written);
+    -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
+    IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
+        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
+        VALUES (run, cardinality(document_ids), written, cardinality(fresh) - written,
+                embedded_after - embedded_before, reused_after - reused_before);
+    END IF;
+    RETURN cardinality(fresh);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.refresh_chunks(document_id bigint, config knowledge.chunk_configs, queue_async boolean DEFAULT true)
+RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF queue_async AND config.mode = 'async' THEN
+        PERFORM knowledge_internal.enqueue(document_id, config.name);
+        RETURN 0;
+    END IF;
+    PERFORM knowledge_internal.lock_document(document_id);
+    RETURN knowledge_internal.write_chunks(ARRAY[document_id], config);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.sync_document(document_id bigint, queue_async boolean DEFAULT true) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    doc knowledge.documents;
+    config knowledge.chunk_configs;
+    written int := 0;
+BEGIN
+    SELECT * INTO doc FROM knowledge.documents AS d WHERE d.id = sync_document.document_id;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
+    INSERT INTO knowledge.languages VALUES (doc.language) ON CONFLICT DO NOTHING;
+    DELETE FROM knowledge.chunks AS c
+    WHERE c.document_id = doc.id
+      AND c.chunk_config NOT IN (SELECT name FROM knowledge_internal.document_configs(doc.chunk_config));
+    FOR config IN SELECT * FROM knowledge_internal.document_configs(doc.chunk_config) LOOP
+        written := written + knowledge_internal.refresh_chunks(doc.id, config, queue_async);
+    END LOOP;
+    RETURN written;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.documents_sync() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    IF knowledge_internal.maintains_chunks() THEN
+        PERFORM knowledge_internal.sync_document(NEW.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.model <> 'lexical' AND NOT EXISTS (SELECT FROM knowledge.models AS m WHERE m.name = NEW.model) THEN
+        RAISE EXCEPTION 'unknown embedding model "%"', NEW.model
+            USING ERRCODE = 'undefined_object', HINT = 'See knowledge.models.';
+    END IF;
+    IF NEW.halfvec AND (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = NEW.model) > 4000 THEN
+        RAISE EXCEPTION 'halfvec indexes take at most 4,000 dimensions; model "%" has more', NEW.model
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave halfvec NULL to search this config without an index.';
+    END IF;
+    IF NEW.mode = 'async' AND (TG_OP = 'INSERT' OR OLD.mode <> 'async') AND NOT knowledge_internal.queue_served() THEN
+        RAISE WARNING 'no pg_chunk worker serves database "%": documents of chunk config "%" will wait in knowledge.queue',
+            current_database(), NEW.name
+            USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_sync() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    IF NOT knowledge_internal.maintains_chunks() THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
+        DELETE FROM knowledge.chunks AS c USING knowledge.documents AS d
+        WHERE c.chunk_config = NEW.name AND d.id = c.document_id AND d.chunk_config IS NULL;
+    END IF;
+    IF TG_OP = 'INSERT' OR OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model
+       OR (NEW.active AND NOT OLD.active) THEN
+        PERFORM knowledge.rechunk_all(NEW.name);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.rechunk(document_id bigint, config text DEFAULT NULL) RETURNS int
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM knowledge.documents AS d WHERE d.id = rechunk.document_id) THEN
+        RAISE EXCEPTION 'no document with id %', document_id USING ERRCODE = 'no_data_found';
+    END IF;
+    IF config IS NULL THEN
+        RETURN knowledge_internal.sync_document(document_id, queue_async => false);
+    END IF;
+    PERFORM knowledge_internal.lock_document(document_id);
+    RETURN knowledge_internal.write_chunks(ARRAY[document_id], knowledge_internal.named_chunk_config(config));
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.rechunk_all(config text DEFAULT NULL, progress_every int DEFAULT 100) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs;
+    total bigint;
+    done bigint := 0;
+    doc_id bigint;
+BEGIN
+    IF config IS NOT NULL THEN
+        c := knowledge_internal.named_chunk_config(config);
+    END IF;
+    IF progress_every IS NULL OR progress_every < 1 THEN
+        RAISE EXCEPTION 'progress_every must be at least 1, not %', progress_every USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT count(*) INTO total FROM knowledge.documents AS d
+    WHERE config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active);
+    FOR doc_id IN SELECT d.id FROM knowledge.documents AS d
+                  WHERE config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active)
+                  ORDER BY d.id LOOP
+        IF config IS NULL THEN
+            PERFORM knowledge_internal.sync_document(doc_id);
+        ELSE
+            PERFORM knowledge_internal.refresh_chunks(doc_id, c);
+        END IF;
+        done := done + 1;
+        IF done % progress_every = 0 OR done = total THEN
+            RAISE NOTICE 'rechunk_all: % of % documents', done, total;
+        END IF;
+    END LOOP;
+    RETURN done;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.mirror_document() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    a knowledge.attachments;
+    old_key text;
+    new_key text;
+    new_text text;
+BEGIN
+    SELECT * INTO a FROM knowledge.attachments WHERE id = TG_ARGV[0]::int;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM knowledge.documents WHERE attachment_id = a.id;
+        RETURN NULL;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        old_key := to_jsonb(OLD) ->> a.id_column;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        new_key := to_jsonb(NEW) ->> a.id_column;
+        new_text := to_jsonb(NEW) ->> a.text_column;
+    END IF;
+    IF old_key IS NOT NULL AND (new_key IS DISTINCT FROM old_key OR new_text IS NULL) THEN
+        DELETE FROM knowledge.documents WHERE attachment_id = a.id AND source_key = old_key;
+    END IF;
+    IF new_key IS NOT NULL AND new_text IS NOT NULL THEN
+        PERFORM knowledge_internal.mirror_row(a, new_key, new_text);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.attach(source regclass, id_column name, text_column name,
+                                 config text DEFAULT 'default', language regconfig DEFAULT 'english')
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    a knowledge.attachments;
+    mirrored bigint := 0;
+    row_json jsonb;
+    trigger_name name := 'pg_chunk_mirror_' || source::oid::text;
+BEGIN
+    IF (SELECT relkind FROM pg_catalog.pg_class WHERE oid = source) NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% is not a table', source USING ERRCODE = 'wrong_object_type';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = source AND attname = id_column AND attnum > 0 AND NOT attisdropped) THEN
+        RAISE EXCEPTION 'table % has no column %', source, quote_ident(id_column) USING ERRCODE = 'undefined_column';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = source AND attname = text_column AND attnum > 0 AND NOT attisdropped) THEN
+        RAISE EXCEPTION 'table % has no column %', source, quote_ident(text_column) USING ERRCODE = 'undefined_column';
+    END IF;
+    PERFORM knowledge_internal.named_chunk_config(config);
+    IF EXISTS (SELECT FROM knowledge.attachments AS x WHERE x.source = attach.source) THEN
+        RAISE EXCEPTION '% is already attached', source USING ERRCODE = 'duplicate_object',
+            HINT = 'knowledge.detach it first.';
+    END IF;
+    INSERT INTO knowledge.attachments (source, id_column, text_column, chunk_config, language, trigger_name)
+    VALUES (source, id_column, text_column, config, language, trigger_name)
+    RETURNING * INTO a;
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION knowledge_internal.mirror_document(%L)',
+        trigger_name, source, a.id);
+    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.mirror_document(%L)',
+        trigger_name || '_truncate', source, a.id);
+    FOR row_json IN EXECUTE format('SELECT to_jsonb(t) FROM %s AS t', source) LOOP
+        IF row_json ->> id_column IS NOT NULL AND row_json ->> text_column IS NOT NULL THEN
+            PERFORM knowledge_internal.mirror_row(a, row_json ->> id_column, row_json ->> text_column);
+            mirrored := mirrored + 1;
+        END IF;
+    END LOOP;
+    RETURN mirrored;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.count_text_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    xid xid8 := pg_current_xact_id();
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
+        RETURN NEW;
+    END IF;
+    INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
+    WITH counted AS (
+        SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
+              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE') AS r (chunk_config, tsv, sign)
+        LEFT JOIN LATERAL unnest(r.tsv) AS t ON true
+    )
+    SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
+    UNION ALL
+    SELECT xid, chunk_config, '', sign, sign * coalesce(sum(n), 0) FROM counted GROUP BY chunk_config, sign;
+    INSERT INTO knowledge_internal.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.add_text_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan = off AS $$
+DECLARE
+    config text;
+    configs text[];
+    lexemes text[];
+BEGIN
+    WITH mine AS (
+        DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
+    ), added AS (
+        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
+        GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
+        RETURNING chunk_config, lexeme
+    )
+    SELECT array_agg(a.chunk_config), array_agg(a.lexeme) INTO configs, lexemes FROM added AS a;
+    DELETE FROM knowledge_internal.text_stats_commits AS c WHERE c.xid = NEW.xid;
+    IF current_setting('transaction_isolation') <> 'read committed' OR configs IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOR config IN SELECT DISTINCT unnest(configs) LOOP
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge_internal.text_stats_lock_class(), hashtext(config));
+        WITH crowded AS (
+            SELECT s.lexeme FROM knowledge.text_stats AS s
+            WHERE s.chunk_config = config
+              AND s.lexeme = ANY (ARRAY(SELECT t.l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
+            GROUP BY s.lexeme HAVING count(*) >= knowledge_internal.text_stats_fold_rows()
+        ), folded AS (
+            DELETE FROM knowledge.text_stats AS s USING crowded
+            WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
+            RETURNING s.lexeme, s.chunks, s.occurrences
+        )
+        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        SELECT config, f.lexeme, sum(f.chunks), sum(f.occurrences) FROM folded AS f
+        GROUP BY f.lexeme HAVING sum(f.chunks) <> 0 OR sum(f.occurrences) <> 0;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.clear_text_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+    DELETE FROM knowledge.text_stats;
+    DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    written bigint;
+BEGIN
+    LOCK TABLE knowledge.text_stats IN SHARE ROW EXCLUSIVE MODE;
+    DELETE FROM knowledge.text_stats;
+    -- The count below includes this transaction's own chunks.
+    DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
+    INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+    WITH occurrences AS (
+        SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM knowledge.chunks AS c, unnest(c.tsv) AS t
+    )
+    SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
+    UNION ALL
+    SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
+    FROM knowledge.chunks AS c
+    LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+    GROUP BY c.chunk_config;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    RETURN written;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.pending_text_stats(config text, words text[])
+RETURNS TABLE (lexeme text, chunks bigint, occurrences bigint)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF pg_current_xact_id_if_assigned() IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge_internal.text_stats_pending AS p
+        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.text_query(config text, query text, language regconfig,
+    OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
+LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
+DECLARE
+    -- '' asks for the config's totals.
+    words text[];
+BEGIN
+    SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
+    FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
+          UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
+         unnest(knowledge.text_vector(l.language, query)) AS t;
+    WITH counted AS (
+        SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats_visible AS s
+        WHERE s.chunk_config = config AND s.lexeme = ANY (words)
+        UNION ALL
+        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge_internal.pending_text_stats(config, words) AS p
+    ), found AS (
+        SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
+        FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
+    ), ordered AS (
+        SELECT f.lexeme, f.df, sum(f.df) OVER (ORDER BY f.df, f.lexeme) - f.df AS before
+        FROM found AS f WHERE f.lexeme <> ''
+    )
+    SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
+           (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
+           array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
+           -- Quoted as tsquery input wants: backslashes and quotes doubled.
+           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
+               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
+    INTO chunks, average_length, lexemes, df, candidates
+    FROM ordered AS o;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+-- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+DECLARE
+    mode text := coalesce(options ->> 'mode', 'hybrid');
+    config_name text := coalesce(options ->> 'config', 'default');
+    config knowledge.chunk_configs;
+    dim int;
+    min_score float8;
+    doc_ids bigint[];
+    doc_metadata jsonb := options -> 'metadata';
+    query_vector text;
+    -- The text leg's query (knowledge_internal.text_query).
+    lexemes text[];
+    df float8[];
+    text_candidates tsquery;
+    chunks float8;
+    average_length float8;
+    k1 float8 := 1.2;
+    b float8 := 0.75;
+    candidates int;
+    unknown text;
+    language regconfig;
+BEGIN
+    IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b') LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1 and b.';
+    END IF;
+    IF mode NOT IN ('hybrid', 'vector', 'text') THEN
+        RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF k IS NULL OR k < 1 OR k > 1000 THEN
+        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+        min_score := (options ->> 'min_score')::float8;
+        doc_ids := CASE WHEN options ? 'document_ids'
+                        THEN ARRAY(SELECT jsonb_array_elements_text(options -> 'document_ids')::bigint) END;
+    EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range OR invalid_parameter_value THEN
+        RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
+            USING ERRCODE = 'invalid_parameter_value';
+    END;
+    IF min_score::text IN ('NaN', 'Infinity', '-Infinity') THEN
+        RAISE EXCEPTION 'search option min_score must be a finite number, not %', min_score
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
+    k1 := knowledge_internal.number_option(options, 'k1', 0, 10, k1);
+    b := knowledge_internal.number_option(options, 'b', 0, 1, b);
+    IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
+        RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    config := knowledge_internal.named_chunk_config(config_name);
+    IF mode = 'text' AND min_score IS NOT NULL THEN
+        RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF query IS NULL OR btrim(query) = '' THEN
+        RETURN;
+    END IF;
+    -- A query is a question, not a document.
+    IF length(query) > 10000 THEN
+        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    candidates := 4 * k;
+    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, candidates))::text, true);
+
+    SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
+    LEFT JOIN knowledge.models AS m ON m.name = config.model;
+    IF mode <> 'text' THEN
+        query_vector := knowledge.embed(query, config.model, 'query')::text;
+        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
+        -- are no direction: no vector candidates, and no similarity.
+        IF vector_norm(query_vector::vector) = 0 THEN
+            query_vector := NULL;
+        END IF;
+    END IF;
+    IF options ? 'language' THEN
+        language := (options ->> 'language')::regconfig;
+        -- regconfig also reads a number as an oid, of a configuration that may not exist.
+        IF NOT EXISTS (SELECT FROM pg_ts_config AS t WHERE t.oid = language) THEN
+            RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
+                USING ERRCODE = 'undefined_object';
+        END IF;
+    END IF;
+    IF mode <> 'vector' THEN
+        SELECT * INTO lexemes, df, text_candidates, chunks, average_length FROM knowledge_internal.text_query(config.name, query, language);
+    END IF;
+
+    -- The config, model and dimension are spliced as literals so the planner matches the
+    -- config's partial HNSW index; the query text and vector always travel as parameters.
+    RETURN QUERY EXECUTE format($q$
+        WITH vector_hits AS (
+            SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
+            FROM (SELECT c.id, %1$s AS embedding_cast
+                  FROM knowledge.chunks AS c %4$s
+                  WHERE $6 <> 'text' AND $1 IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
+                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                  ORDER BY %1$s <=> $1 LIMIT $5) AS c
+        ), text_hits AS (
+            SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
+            FROM (SELECT c.id, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
+                  FROM (SELECT c.id, c.tsv FROM knowledge.chunks AS c %4$s
+                        WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
+                          AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
+                          AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                        LIMIT knowledge_internal.text_candidate_limit()) AS c
+                  ORDER BY score DESC, c.id LIMIT $5) AS t
+        ), fused AS (
+            SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
+                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
+            FROM vector_hits AS v FULL JOIN text_hits AS t ON t.id = v.id
+        ), scored AS (
+            -- NULL, not NaN, for a chunk whose embedding is all zeros.
+            SELECT f.*, CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
+                   c.document_id, c.chunk_index, c.content
+            FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
+        ), passing AS (
+            SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
+        )
+        SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
+        FROM (SELECT * FROM passing
+              UNION ALL
+              SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
+        ORDER BY score DESC, id LIMIT $9
+        $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
+        -- The chunks' documents are joined only to filter: by metadata, or by their row-level
+        -- security (a chunk's document always exists: the foreign key).
+        CASE WHEN doc_metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
+             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END)
+    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
+          df, chunks, k1, b, average_length, text_candidates;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.process_queue(batch_size int DEFAULT 16, max_attempts int DEFAULT 5) RETURNS int
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    item knowledge.queue;
+    taken knowledge.queue[] := '{}';
+    config knowledge.chunk_configs;
+    ids bigint[];
+    id bigint;
+    message text;
+    state text;
+BEGIN
+    IF batch_size IS NULL OR batch_size < 1 OR max_attempts IS NULL OR max_attempts < 1 THEN
+        RAISE EXCEPTION 'batch_size and max_attempts must be at least 1, not % and %', batch_size, max_attempts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    DELETE FROM knowledge.queue AS q WHERE (q.document_id, q.chunk_config) IN (
+        SELECT o.document_id, o.chunk_config FROM knowledge.queue AS o
+        WHERE o.done_at < now() - interval '1 minute' FOR UPDATE SKIP LOCKED);
+    -- The document and config rows are locked too (KEY SHARE, which updates of a document's
+    -- content or a config's cfg do not wait for): deleting either waits until this transaction
+    -- ends, instead of deadlocking with its inserts into knowledge.chunks (which reference both).
+    FOR item IN
+        SELECT q.* FROM knowledge.queue AS q
+        JOIN knowledge.documents AS d ON d.id = q.document_id
+        JOIN knowledge.chunk_configs AS c ON c.name = q.chunk_config
+        WHERE q.done_at IS NULL AND q.not_before <= clock_timestamp()
+        ORDER BY q.not_before, q.document_id
+        LIMIT batch_size
+        FOR UPDATE OF q SKIP LOCKED FOR KEY SHARE OF d, c SKIP LOCKED
+    LOOP
+        taken := taken || item;
+        PERFORM pg_try_advisory_xact_lock(knowledge_internal.queue_lock_class(), hashtext(item.document_id || '/' || item.chunk_config));
+    END LOOP;
+    FOR config IN SELECT c.* FROM knowledge.chunk_configs AS c
+                  WHERE c.name IN (SELECT t.chunk_config FROM unnest(taken) AS t) ORDER BY c.name LOOP
+        ids := ARRAY(SELECT t.document_id FROM unnest(taken) AS t WHERE t.chunk_config = config.name ORDER BY 1);
+        BEGIN
+            PERFORM knowledge_internal.write_queued(ids, config);
+        EXCEPTION WHEN OTHERS THEN
+            -- One document's error must not hold back the others: take them one at a time.
+            FOREACH id IN ARRAY ids LOOP
+                BEGIN
+                    PERFORM knowledge_internal.write_queued(ARRAY[id], config);
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+                    PERFORM knowledge_internal.queue_failed(id, config.name, format('%s (SQLSTATE %s)', message, state), max_attempts);
+                END;
+            END LOOP;
+        END;
+    END LOOP;
+    RETURN cardinality(taken);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.write_queued(document_ids bigint[], config knowledge.chunk_configs) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM knowledge_internal.write_chunks(ARRAY(
+        SELECT d.id FROM knowledge.documents AS d
+        WHERE d.id = ANY (document_ids) AND (d.chunk_config = config.name OR (d.chunk_config IS NULL AND config.active))), config);
+    UPDATE knowledge.queue AS q SET done_at = clock_timestamp(), attempts = 0, last_error = NULL
+    WHERE q.document_id = ANY (document_ids) AND q.chunk_config = config.name;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.retry_failed(config text DEFAULT NULL) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    f knowledge.failed;
+    n bigint := 0;
+BEGIN
+    FOR f IN SELECT * FROM knowledge.failed AS x WHERE config IS NULL OR x.chunk_config = config LOOP
+        PERFORM knowledge_internal.enqueue(f.document_id, f.chunk_config);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.wait_for_queue(timeout interval DEFAULT '1 minute') RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + timeout;
+    warned boolean := false;
+BEGIN
+    IF timeout IS NULL OR timeout < interval '0' THEN
+        RAISE EXCEPTION 'timeout must be a non-negative interval, not %', coalesce(timeout::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    LOOP
+        IF NOT EXISTS (SELECT FROM knowledge.queue AS q WHERE q.done_at IS NULL) THEN
+            RETURN true;
+        END IF;
+        IF clock_timestamp() >= deadline THEN
+            RETURN false;
+        END IF;
+        IF NOT warned AND NOT knowledge_internal.queue_served() THEN
+            RAISE WARNING 'no pg_chunk worker serves database "%"', current_database()
+                USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
+            warned := true;
+        END IF;
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text) IS
+'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
+
+COMMENT ON TABLE knowledge.stored_vectors IS
+'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
+
+-- CREATE OR REPLACE dropped the pinned search_path of the functions above: pin them again, in
+-- both schemas (sql/search_path.sql as of 0.3.0).
+-- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
+-- schema for its types and operators), so no caller's objects can stand in for the ones it means.
+DO $$
+DECLARE
+    vector_schema name := (SELECT n.nspname FROM pg_catalog.pg_extension AS e
+                           JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+             WHERE p.pronamespace IN ('knowledge'::regnamespace, 'knowledge_internal'::regnamespace) AND p.prolang IN (
+                   SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
+               AND p.prokind = 'f' LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);
+    END LOOP;
+END
+$$;

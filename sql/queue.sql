@@ -39,7 +39,7 @@ REVOKE ALL ON knowledge.queue, knowledge.failed FROM PUBLIC;
 
 -- Queues a document for a config; the workers are woken when the transaction commits (a NOTIFY
 -- is delivered then, and once per transaction however many documents it queued).
-CREATE FUNCTION knowledge.enqueue(document_id bigint, config text) RETURNS void
+CREATE FUNCTION knowledge_internal.enqueue(document_id bigint, config text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO knowledge.queue AS q (document_id, chunk_config) VALUES (enqueue.document_id, config)
@@ -53,7 +53,7 @@ $$;
 
 -- The advisory lock key (with the item's hash) under which a worker holds each item it is
 -- processing: knowledge.queue_status counts them in pg_locks. 1885823848 is 'pgch' in ASCII.
-CREATE FUNCTION knowledge.queue_lock_class() RETURNS int
+CREATE FUNCTION knowledge_internal.queue_lock_class() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885823848 $$;
 
 -- Takes up to batch_size ready documents (skipping those another worker or a writer holds),
@@ -92,21 +92,21 @@ BEGIN
         FOR UPDATE OF q SKIP LOCKED FOR KEY SHARE OF d, c SKIP LOCKED
     LOOP
         taken := taken || item;
-        PERFORM pg_try_advisory_xact_lock(knowledge.queue_lock_class(), hashtext(item.document_id || '/' || item.chunk_config));
+        PERFORM pg_try_advisory_xact_lock(knowledge_internal.queue_lock_class(), hashtext(item.document_id || '/' || item.chunk_config));
     END LOOP;
     FOR config IN SELECT c.* FROM knowledge.chunk_configs AS c
                   WHERE c.name IN (SELECT t.chunk_config FROM unnest(taken) AS t) ORDER BY c.name LOOP
         ids := ARRAY(SELECT t.document_id FROM unnest(taken) AS t WHERE t.chunk_config = config.name ORDER BY 1);
         BEGIN
-            PERFORM knowledge.write_queued(ids, config);
+            PERFORM knowledge_internal.write_queued(ids, config);
         EXCEPTION WHEN OTHERS THEN
             -- One document's error must not hold back the others: take them one at a time.
             FOREACH id IN ARRAY ids LOOP
                 BEGIN
-                    PERFORM knowledge.write_queued(ARRAY[id], config);
+                    PERFORM knowledge_internal.write_queued(ARRAY[id], config);
                 EXCEPTION WHEN OTHERS THEN
                     GET STACKED DIAGNOSTICS message = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
-                    PERFORM knowledge.queue_failed(id, config.name, format('%s (SQLSTATE %s)', message, state), max_attempts);
+                    PERFORM knowledge_internal.queue_failed(id, config.name, format('%s (SQLSTATE %s)', message, state), max_attempts);
                 END;
             END LOOP;
         END;
@@ -118,10 +118,10 @@ $$;
 -- Writes the chunks of queued documents for one config and marks them done. A document the
 -- config no longer applies to (its chunk_config changed, or the config was deactivated) gets
 -- none: the change that made it so already removed its chunks.
-CREATE FUNCTION knowledge.write_queued(document_ids bigint[], config knowledge.chunk_configs) RETURNS void
+CREATE FUNCTION knowledge_internal.write_queued(document_ids bigint[], config knowledge.chunk_configs) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM knowledge.write_chunks(ARRAY(
+    PERFORM knowledge_internal.write_chunks(ARRAY(
         SELECT d.id FROM knowledge.documents AS d
         WHERE d.id = ANY (document_ids) AND (d.chunk_config = config.name OR (d.chunk_config IS NULL AND config.active))), config);
     UPDATE knowledge.queue AS q SET done_at = clock_timestamp(), attempts = 0, last_error = NULL
@@ -131,7 +131,7 @@ $$;
 
 -- Records a failed attempt; after max_attempts the document moves to knowledge.failed and its
 -- chunks for the config are removed (they were made from content it no longer has).
-CREATE FUNCTION knowledge.queue_failed(document_id bigint, config text, error text, max_attempts int) RETURNS void
+CREATE FUNCTION knowledge_internal.queue_failed(document_id bigint, config text, error text, max_attempts int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     tries int;
@@ -161,7 +161,7 @@ DECLARE
     n bigint := 0;
 BEGIN
     FOR f IN SELECT * FROM knowledge.failed AS x WHERE config IS NULL OR x.chunk_config = config LOOP
-        PERFORM knowledge.enqueue(f.document_id, f.chunk_config);
+        PERFORM knowledge_internal.enqueue(f.document_id, f.chunk_config);
         n := n + 1;
     END LOOP;
     RETURN n;
@@ -171,7 +171,7 @@ $$;
 -- Whether this server starts background workers for this database: pg_chunk preloaded (its
 -- server-start settings exist only then), at least one worker per database, and this database
 -- in pg_chunk.worker_databases.
-CREATE FUNCTION knowledge.queue_served() RETURNS boolean
+CREATE FUNCTION knowledge_internal.queue_served() RETURNS boolean
 LANGUAGE sql STABLE AS $$
     SELECT coalesce(current_setting('pg_chunk.workers', true)::int > 0, false)
        AND EXISTS (SELECT FROM unnest(string_to_array(current_setting('pg_chunk.worker_databases', true), ',')) AS d
@@ -179,7 +179,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Number of pg_chunk background workers connected to this database now.
-CREATE FUNCTION knowledge.queue_workers() RETURNS bigint
+CREATE FUNCTION knowledge_internal.queue_workers() RETURNS bigint
 LANGUAGE sql STABLE AS $$
     SELECT count(*) FROM pg_catalog.pg_stat_activity AS a
     WHERE a.backend_type = 'pg_chunk worker' AND a.datname = current_database()
@@ -196,7 +196,7 @@ WITH queued AS (
     FROM knowledge.queue AS q
 ), held AS (
     SELECT count(*) AS n FROM pg_catalog.pg_locks AS l
-    WHERE l.locktype = 'advisory' AND l.classid = knowledge.queue_lock_class()::oid AND l.objsubid = 2
+    WHERE l.locktype = 'advisory' AND l.classid = knowledge_internal.queue_lock_class()::oid AND l.objsubid = 2
       AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())
 )
 SELECT greatest(queued.unfinished - held.n, 0) AS pending,
@@ -204,7 +204,7 @@ SELECT greatest(queued.unfinished - held.n, 0) AS pending,
        (SELECT count(*) FROM knowledge.failed) AS failed,
        queued.done_last_minute,
        now() - queued.oldest AS oldest_pending_age,
-       knowledge.queue_workers() AS workers
+       knowledge_internal.queue_workers() AS workers
 FROM queued, held;
 
 GRANT SELECT ON knowledge.queue_status TO PUBLIC;
@@ -229,7 +229,7 @@ BEGIN
         IF clock_timestamp() >= deadline THEN
             RETURN false;
         END IF;
-        IF NOT warned AND NOT knowledge.queue_served() THEN
+        IF NOT warned AND NOT knowledge_internal.queue_served() THEN
             RAISE WARNING 'no pg_chunk worker serves database "%"', current_database()
                 USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
             warned := true;

@@ -12,7 +12,7 @@
 -- rank, score = Σ 1 / (60 + rank).
 -- options ->> key as a number from low to high (fallback when the key is absent); anything else
 -- is 22023 naming the key.
-CREATE FUNCTION knowledge.number_option(options jsonb, key text, low float8, high float8, fallback float8) RETURNS float8
+CREATE FUNCTION knowledge_internal.number_option(options jsonb, key text, low float8, high float8, fallback float8) RETURNS float8
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     value float8 := CASE WHEN jsonb_typeof(options -> key) = 'number' THEN (options ->> key)::float8 END;
@@ -45,7 +45,7 @@ DECLARE
     doc_ids bigint[];
     doc_metadata jsonb := options -> 'metadata';
     query_vector text;
-    -- The text leg's query (knowledge.text_query).
+    -- The text leg's query (knowledge_internal.text_query).
     lexemes text[];
     df float8[];
     text_candidates tsquery;
@@ -86,12 +86,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
-    k1 := knowledge.number_option(options, 'k1', 0, 10, k1);
-    b := knowledge.number_option(options, 'b', 0, 1, b);
+    k1 := knowledge_internal.number_option(options, 'k1', 0, 10, k1);
+    b := knowledge_internal.number_option(options, 'b', 0, 1, b);
     IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
         RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    config := knowledge.named_chunk_config(config_name);
+    config := knowledge_internal.named_chunk_config(config_name);
     IF mode = 'text' AND min_score IS NOT NULL THEN
         RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
             USING ERRCODE = 'invalid_parameter_value';
@@ -127,7 +127,7 @@ BEGIN
         END IF;
     END IF;
     IF mode <> 'vector' THEN
-        SELECT * INTO lexemes, df, text_candidates, chunks, average_length FROM knowledge.text_query(config.name, query, language);
+        SELECT * INTO lexemes, df, text_candidates, chunks, average_length FROM knowledge_internal.text_query(config.name, query, language);
     END IF;
 
     -- The config, model and dimension are spliced as literals so the planner matches the
@@ -143,12 +143,12 @@ BEGIN
                   ORDER BY %1$s <=> $1 LIMIT $5) AS c
         ), text_hits AS (
             SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-            FROM (SELECT c.id, knowledge.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
+            FROM (SELECT c.id, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
                   FROM (SELECT c.id, c.tsv FROM knowledge.chunks AS c %4$s
                         WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
                           AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
                           AND ($4::jsonb IS NULL OR d.metadata @> $4)
-                        LIMIT knowledge.text_candidate_limit()) AS c
+                        LIMIT knowledge_internal.text_candidate_limit()) AS c
                   ORDER BY score DESC, c.id LIMIT $5) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
@@ -167,7 +167,7 @@ BEGIN
               UNION ALL
               SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT $9
-        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name,
+        $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
         -- The chunks' documents are joined only to filter: by metadata, or by their row-level
         -- security (a chunk's document always exists: the foreign key).
         CASE WHEN doc_metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)

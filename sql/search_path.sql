@@ -7,7 +7,7 @@ DECLARE
     f regprocedure;
 BEGIN
     FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
-             WHERE p.pronamespace = 'knowledge'::regnamespace AND p.prolang IN (
+             WHERE p.pronamespace IN ('knowledge'::regnamespace, 'knowledge_internal'::regnamespace) AND p.prolang IN (
                    SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
                AND p.prokind = 'f' LOOP
         EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);

@@ -12,7 +12,7 @@
 CREATE TABLE knowledge.chunk_configs (
     name text PRIMARY KEY CHECK (name ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$'),
     -- What knowledge.chunk takes; a bad key or value is refused with 22023 naming it.
-    cfg jsonb NOT NULL DEFAULT '{}' CHECK (knowledge.check_chunk_config(cfg)),
+    cfg jsonb NOT NULL DEFAULT '{}' CHECK (knowledge_internal.check_chunk_config(cfg)),
     -- Embeds the chunks and, in knowledge.search, the query; it also places semantic cuts when
     -- cfg names no model.
     model text NOT NULL DEFAULT coalesce(current_setting('pg_chunk.default_model', true), 'all-minilm-l6-v2'),
@@ -102,8 +102,8 @@ CREATE TABLE knowledge.chunks (
 CREATE INDEX chunks_tsv ON knowledge.chunks USING gin (tsv);
 CREATE INDEX chunks_run_id ON knowledge.chunks (run_id);
 
--- The vectors the store embedded, each by what made it (README, "Reuse"): knowledge.write_chunks
--- looks every sentence and chunk it embeds up here first (knowledge.embed_chunks_stored), so an
+-- The vectors the store embedded, each by what made it (README, "Reuse"): knowledge_internal.write_chunks
+-- looks every sentence and chunk it embeds up here first (knowledge_internal.embed_chunks_stored), so an
 -- edit embeds only what it changed and a paragraph repeated in many documents is embedded once.
 -- key is (the first 16 bytes of) the sha256 of the model's vector identity (the fields of its
 -- knowledge.models row that change vectors, and the sha256 of its files), the role and the text:
@@ -119,7 +119,7 @@ CREATE TABLE knowledge.stored_vectors (
 );
 CREATE INDEX stored_vectors_key ON knowledge.stored_vectors USING hash (key);
 
--- What each knowledge.write_chunks call did (one row per call, so writers never wait on each
+-- What each knowledge_internal.write_chunks call did (one row per call, so writers never wait on each
 -- other's rows); knowledge.embedding_run_stats sums them per run. Delete rows whenever you like:
 -- only those figures read them.
 CREATE TABLE knowledge.embedding_writes (
@@ -174,28 +174,28 @@ GRANT SELECT ON knowledge.chunk_configs, knowledge.languages, knowledge.embeddin
 -- are searched exactly, without an index); NULL (the default) vector up to 2,000 dimensions and
 -- halfvec above. lexical configs have no index.
 
-CREATE FUNCTION knowledge.vector_index_name(config text) RETURNS name
+CREATE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN ('chunks_hnsw_' || left(regexp_replace(config, '[^a-z0-9]', '_', 'g'), 40) || '_' || left(md5(config), 8))::name;
 
 -- Whether a config's vectors are indexed and searched as halfvec.
-CREATE FUNCTION knowledge.uses_halfvec(halfvec boolean, dimension int) RETURNS boolean
+CREATE FUNCTION knowledge_internal.uses_halfvec(halfvec boolean, dimension int) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN coalesce(halfvec, dimension > 2000);
 
 -- The expression a config's index covers and search orders by; dimension is an int, so the
 -- text is safe to splice into SQL.
-CREATE FUNCTION knowledge.vector_expression(dimension int, halfvec boolean) RETURNS text
+CREATE FUNCTION knowledge_internal.vector_expression(dimension int, halfvec boolean) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN knowledge.uses_halfvec(halfvec, dimension) THEN format('(embedding::halfvec(%s))', dimension)
+RETURN CASE WHEN knowledge_internal.uses_halfvec(halfvec, dimension) THEN format('(embedding::halfvec(%s))', dimension)
             ELSE format('(embedding::vector(%s))', dimension) END;
 
-CREATE FUNCTION knowledge.create_vector_index(config text) RETURNS void
+CREATE FUNCTION knowledge_internal.create_vector_index(config text) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     c knowledge.chunk_configs := (SELECT c FROM knowledge.chunk_configs AS c WHERE c.name = config);
     dim int := (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = c.model);
-    half boolean := knowledge.uses_halfvec(c.halfvec, dim);
+    half boolean := knowledge_internal.uses_halfvec(c.halfvec, dim);
     -- pgvector's HNSW limits.
     most int := CASE WHEN half THEN 4000 ELSE 2000 END;
 BEGIN
@@ -210,55 +210,55 @@ BEGIN
     -- Only the config's chunks of its current model: when the model changes, chunks of the old
     -- one (another dimension) stay out of the new index until they are rewritten.
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING hnsw (%s %s) WHERE chunk_config = %L AND model = %L',
-        knowledge.vector_index_name(c.name), knowledge.vector_expression(dim, half),
+        knowledge_internal.vector_index_name(c.name), knowledge_internal.vector_expression(dim, half),
         CASE WHEN half THEN 'halfvec_cosine_ops' ELSE 'vector_cosine_ops' END, c.name, c.model);
 END
 $$;
 
-CREATE FUNCTION knowledge.drop_vector_index(config text) RETURNS void
+CREATE FUNCTION knowledge_internal.drop_vector_index(config text) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    EXECUTE format('DROP INDEX IF EXISTS knowledge.%I', knowledge.vector_index_name(config));
+    EXECUTE format('DROP INDEX IF EXISTS knowledge.%I', knowledge_internal.vector_index_name(config));
 END
 $$;
 
-CREATE FUNCTION knowledge.chunk_configs_vector_index() RETURNS trigger
+CREATE FUNCTION knowledge_internal.chunk_configs_vector_index() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        PERFORM knowledge.drop_vector_index(OLD.name);
+        PERFORM knowledge_internal.drop_vector_index(OLD.name);
     END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        PERFORM knowledge.create_vector_index(NEW.name);
+        PERFORM knowledge_internal.create_vector_index(NEW.name);
     END IF;
     RETURN NULL;
 END
 $$;
 
 -- A model whose dimension changes (or that is added or removed) rebuilds its configs' indexes.
-CREATE FUNCTION knowledge.models_vector_index() RETURNS trigger
+CREATE FUNCTION knowledge_internal.models_vector_index() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM knowledge.drop_vector_index(c.name), knowledge.create_vector_index(c.name)
+    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.create_vector_index(c.name)
     FROM knowledge.chunk_configs AS c
     WHERE c.model IN (CASE WHEN TG_OP <> 'INSERT' THEN OLD.name END, CASE WHEN TG_OP <> 'DELETE' THEN NEW.name END);
     RETURN NULL;
 END
 $$;
 
-SELECT knowledge.create_vector_index(name) FROM knowledge.chunk_configs;
+SELECT knowledge_internal.create_vector_index(name) FROM knowledge.chunk_configs;
 
 CREATE TRIGGER chunk_configs_vector_index AFTER INSERT OR DELETE OR UPDATE OF name, model, halfvec ON knowledge.chunk_configs
-FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_vector_index();
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_vector_index();
 
 CREATE TRIGGER models_vector_index AFTER INSERT OR DELETE OR UPDATE OF name, dimension ON knowledge.models
-FOR EACH ROW EXECUTE FUNCTION knowledge.models_vector_index();
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.models_vector_index();
 
 -- ---------------------------------------------------------------------------------------------
 -- Keeping chunks in step.
 
 -- The configs a document is chunked with.
-CREATE FUNCTION knowledge.document_configs(chunk_config text) RETURNS SETOF knowledge.chunk_configs
+CREATE FUNCTION knowledge_internal.document_configs(chunk_config text) RETURNS SETOF knowledge.chunk_configs
 LANGUAGE sql STABLE AS $$
     SELECT c.* FROM knowledge.chunk_configs AS c
     WHERE CASE WHEN chunk_config IS NULL THEN c.active ELSE c.name = chunk_config END
@@ -266,7 +266,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- The config called `config_name`; an unknown name is an error (42704).
-CREATE FUNCTION knowledge.named_chunk_config(config_name text) RETURNS knowledge.chunk_configs
+CREATE FUNCTION knowledge_internal.named_chunk_config(config_name text) RETURNS knowledge.chunk_configs
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     c knowledge.chunk_configs;
@@ -280,11 +280,11 @@ END
 $$;
 
 -- The embedding run for a config as it is now, created on first use.
-CREATE FUNCTION knowledge.current_run(config knowledge.chunk_configs) RETURNS bigint
+CREATE FUNCTION knowledge_internal.current_run(config knowledge.chunk_configs) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     run bigint;
-    run_sha text := knowledge.model_file_sha256(config.model);
+    run_sha text := knowledge_internal.model_file_sha256(config.model);
     run_dim int;
     run_normalized boolean;
 BEGIN
@@ -314,12 +314,12 @@ $$;
 
 -- The chunks of one document exactly as knowledge.chunk(doc, cfg) gives them, each with its
 -- embedding by model (NULL: cfg.model, else pg_chunk.default_model): embed_chunks_batch of one.
-CREATE FUNCTION knowledge.embed_chunks(doc text, cfg jsonb DEFAULT '{}', model text DEFAULT NULL)
+CREATE FUNCTION knowledge_internal.embed_chunks(doc text, cfg jsonb DEFAULT '{}', model text DEFAULT NULL)
 RETURNS TABLE (chunk_index int, content text, char_offset int, char_length int, token_count int,
                metadata jsonb, model text, embedding vector)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT e.chunk_index, e.content, e.char_offset, e.char_length, e.token_count, e.metadata, e.model, e.embedding
-    FROM knowledge.embed_chunks_batch(ARRAY[0::bigint], ARRAY[doc], cfg, model) AS e
+    FROM knowledge_internal.embed_chunks_batch(ARRAY[0::bigint], ARRAY[doc], cfg, model) AS e
 $$;
 
 -- Brings documents' chunks for one config to what knowledge.chunk gives now, embedded (the
@@ -328,10 +328,10 @@ $$;
 -- is left as it is, id included, and one that only moved gets its new char_offset; the others
 -- are deleted and inserted. Records the write in
 -- knowledge.embedding_writes and returns the number of chunks the documents have now.
-CREATE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
+CREATE FUNCTION knowledge_internal.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
-    run bigint := knowledge.current_run(config);
+    run bigint := knowledge_internal.current_run(config);
     fresh knowledge.chunks[];
     embedded_before bigint;
     reused_before bigint;
@@ -347,7 +347,7 @@ BEGIN
                    e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run)::knowledge.chunks
         FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
-             CROSS JOIN LATERAL knowledge.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
+             CROSS JOIN LATERAL knowledge_internal.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
              JOIN knowledge.documents AS d ON d.id = e.document_id);
     -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
     UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
@@ -372,7 +372,7 @@ BEGIN
     GET DIAGNOSTICS written = ROW_COUNT;
     SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
     INTO embedded_after, reused_after FROM knowledge.embedding_stats() AS s;
-    PERFORM knowledge.count_chunks_written(config.model, written);
+    PERFORM knowledge_internal.count_chunks_written(config.model, written);
     -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
     IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
         INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
@@ -386,7 +386,7 @@ $$;
 -- Holds a document's row until commit, as an UPDATE of it does, before its chunks are written
 -- now: an edit and a rechunk (a config change) take turns, and the later one reads the content
 -- the earlier one committed. (A worker does not wait here: an edit queues the document again.)
-CREATE FUNCTION knowledge.lock_document(document_id bigint) RETURNS void
+CREATE FUNCTION knowledge_internal.lock_document(document_id bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM FROM knowledge.documents AS d WHERE d.id = lock_document.document_id FOR SHARE;
@@ -395,23 +395,23 @@ $$;
 
 -- Writes a document's chunks for a config now (sync mode), or queues it (async mode, unless
 -- queue_async is false). Returns the number of chunks written.
-CREATE FUNCTION knowledge.refresh_chunks(document_id bigint, config knowledge.chunk_configs, queue_async boolean DEFAULT true)
+CREATE FUNCTION knowledge_internal.refresh_chunks(document_id bigint, config knowledge.chunk_configs, queue_async boolean DEFAULT true)
 RETURNS int
 LANGUAGE plpgsql AS $$
 BEGIN
     IF queue_async AND config.mode = 'async' THEN
-        PERFORM knowledge.enqueue(document_id, config.name);
+        PERFORM knowledge_internal.enqueue(document_id, config.name);
         RETURN 0;
     END IF;
-    PERFORM knowledge.lock_document(document_id);
-    RETURN knowledge.write_chunks(ARRAY[document_id], config);
+    PERFORM knowledge_internal.lock_document(document_id);
+    RETURN knowledge_internal.write_chunks(ARRAY[document_id], config);
 END
 $$;
 
 -- Brings one document's chunks in step with its configs: drops chunks of configs that no
 -- longer apply, rewrites (or, for async configs, queues) the others. Returns the number of
 -- chunks written.
-CREATE FUNCTION knowledge.sync_document(document_id bigint, queue_async boolean DEFAULT true) RETURNS int
+CREATE FUNCTION knowledge_internal.sync_document(document_id bigint, queue_async boolean DEFAULT true) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
     doc knowledge.documents;
@@ -425,19 +425,19 @@ BEGIN
     INSERT INTO knowledge.languages VALUES (doc.language) ON CONFLICT DO NOTHING;
     DELETE FROM knowledge.chunks AS c
     WHERE c.document_id = doc.id
-      AND c.chunk_config NOT IN (SELECT name FROM knowledge.document_configs(doc.chunk_config));
-    FOR config IN SELECT * FROM knowledge.document_configs(doc.chunk_config) LOOP
-        written := written + knowledge.refresh_chunks(doc.id, config, queue_async);
+      AND c.chunk_config NOT IN (SELECT name FROM knowledge_internal.document_configs(doc.chunk_config));
+    FOR config IN SELECT * FROM knowledge_internal.document_configs(doc.chunk_config) LOOP
+        written := written + knowledge_internal.refresh_chunks(doc.id, config, queue_async);
     END LOOP;
     RETURN written;
 END
 $$;
 
-CREATE FUNCTION knowledge.documents_sync() RETURNS trigger
+CREATE FUNCTION knowledge_internal.documents_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
-    IF knowledge.maintains_chunks() THEN
-        PERFORM knowledge.sync_document(NEW.id);
+    IF knowledge_internal.maintains_chunks() THEN
+        PERFORM knowledge_internal.sync_document(NEW.id);
     END IF;
     RETURN NULL;
 END
@@ -446,15 +446,15 @@ $$;
 -- Deleting a document deletes its chunks through the foreign key. An update that leaves the
 -- content (by hash), language and config as they were redoes nothing.
 CREATE TRIGGER documents_sync_insert AFTER INSERT ON knowledge.documents
-FOR EACH ROW EXECUTE FUNCTION knowledge.documents_sync();
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.documents_sync();
 CREATE TRIGGER documents_sync_update AFTER UPDATE OF content, language, chunk_config ON knowledge.documents
 FOR EACH ROW WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash
                    OR OLD.language IS DISTINCT FROM NEW.language
                    OR OLD.chunk_config IS DISTINCT FROM NEW.chunk_config)
-EXECUTE FUNCTION knowledge.documents_sync();
+EXECUTE FUNCTION knowledge_internal.documents_sync();
 
 -- A config's model must be registered (or lexical).
-CREATE FUNCTION knowledge.chunk_configs_changed() RETURNS trigger
+CREATE FUNCTION knowledge_internal.chunk_configs_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.model <> 'lexical' AND NOT EXISTS (SELECT FROM knowledge.models AS m WHERE m.name = NEW.model) THEN
@@ -465,7 +465,7 @@ BEGIN
         RAISE EXCEPTION 'halfvec indexes take at most 4,000 dimensions; model "%" has more', NEW.model
             USING ERRCODE = 'invalid_parameter_value', HINT = 'Leave halfvec NULL to search this config without an index.';
     END IF;
-    IF NEW.mode = 'async' AND (TG_OP = 'INSERT' OR OLD.mode <> 'async') AND NOT knowledge.queue_served() THEN
+    IF NEW.mode = 'async' AND (TG_OP = 'INSERT' OR OLD.mode <> 'async') AND NOT knowledge_internal.queue_served() THEN
         RAISE WARNING 'no pg_chunk worker serves database "%": documents of chunk config "%" will wait in knowledge.queue',
             current_database(), NEW.name
             USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
@@ -475,16 +475,16 @@ END
 $$;
 
 CREATE TRIGGER chunk_configs_check BEFORE INSERT OR UPDATE ON knowledge.chunk_configs
-FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_changed();
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_changed();
 
 -- A new config, a changed cfg or model, or an activated config rechunks the documents it
 -- applies to, in the same statement (with rechunk_all's progress NOTICEs); a deactivated one
 -- loses its chunks of documents that do not name it. So the store stays in step after
 -- any statement; with pg_chunk.maintain_chunks off, rechunk_all catches up later.
-CREATE FUNCTION knowledge.chunk_configs_sync() RETURNS trigger
+CREATE FUNCTION knowledge_internal.chunk_configs_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
-    IF NOT knowledge.maintains_chunks() THEN
+    IF NOT knowledge_internal.maintains_chunks() THEN
         RETURN NULL;
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
@@ -500,7 +500,7 @@ END
 $$;
 
 CREATE TRIGGER chunk_configs_sync AFTER INSERT OR UPDATE ON knowledge.chunk_configs
-FOR EACH ROW EXECUTE FUNCTION knowledge.chunk_configs_sync();
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_sync();
 
 -- Rechunks one document now (config NULL: with each of its configs), async configs included,
 -- and returns the chunks written.
@@ -511,10 +511,10 @@ BEGIN
         RAISE EXCEPTION 'no document with id %', document_id USING ERRCODE = 'no_data_found';
     END IF;
     IF config IS NULL THEN
-        RETURN knowledge.sync_document(document_id, queue_async => false);
+        RETURN knowledge_internal.sync_document(document_id, queue_async => false);
     END IF;
-    PERFORM knowledge.lock_document(document_id);
-    RETURN knowledge.write_chunks(ARRAY[document_id], knowledge.named_chunk_config(config));
+    PERFORM knowledge_internal.lock_document(document_id);
+    RETURN knowledge_internal.write_chunks(ARRAY[document_id], knowledge_internal.named_chunk_config(config));
 END
 $$;
 
@@ -530,7 +530,7 @@ DECLARE
     doc_id bigint;
 BEGIN
     IF config IS NOT NULL THEN
-        c := knowledge.named_chunk_config(config);
+        c := knowledge_internal.named_chunk_config(config);
     END IF;
     IF progress_every IS NULL OR progress_every < 1 THEN
         RAISE EXCEPTION 'progress_every must be at least 1, not %', progress_every USING ERRCODE = 'invalid_parameter_value';
@@ -541,9 +541,9 @@ BEGIN
                   WHERE config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active)
                   ORDER BY d.id LOOP
         IF config IS NULL THEN
-            PERFORM knowledge.sync_document(doc_id);
+            PERFORM knowledge_internal.sync_document(doc_id);
         ELSE
-            PERFORM knowledge.refresh_chunks(doc_id, c);
+            PERFORM knowledge_internal.refresh_chunks(doc_id, c);
         END IF;
         done := done + 1;
         IF done % progress_every = 0 OR done = total THEN

@@ -27,47 +27,47 @@ REVOKE ALL ON knowledge.text_stats FROM PUBLIC;
 -- knowledge.text_stats as knowledge.search reads it: every row for a role that may read
 -- knowledge.chunks, none for another (current_user in a view is the querying role; the
 -- barrier keeps the role's own conditions from seeing rows before that check does).
-CREATE VIEW knowledge.text_stats_visible WITH (security_barrier) AS
+CREATE VIEW knowledge_internal.text_stats_visible WITH (security_barrier) AS
 SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats AS s
 WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
-GRANT SELECT ON knowledge.text_stats_visible TO PUBLIC;
+GRANT SELECT ON knowledge_internal.text_stats_visible TO PUBLIC;
 
 -- The differences of transactions in progress, per chunk row written, until their commit adds
 -- them up into knowledge.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.
-CREATE UNLOGGED TABLE knowledge.text_stats_pending (
+CREATE UNLOGGED TABLE knowledge_internal.text_stats_pending (
     xid xid8 NOT NULL,
     chunk_config text NOT NULL,
     lexeme text NOT NULL,
     chunks bigint NOT NULL,
     occurrences bigint NOT NULL
 );
-CREATE INDEX text_stats_pending_xid ON knowledge.text_stats_pending (xid);
+CREATE INDEX text_stats_pending_xid ON knowledge_internal.text_stats_pending (xid);
 -- One row per transaction with pending differences; its deferred trigger adds them up at commit.
-CREATE UNLOGGED TABLE knowledge.text_stats_commits (
+CREATE UNLOGGED TABLE knowledge_internal.text_stats_commits (
     xid xid8 PRIMARY KEY
 );
-REVOKE ALL ON knowledge.text_stats_pending, knowledge.text_stats_commits FROM PUBLIC;
+REVOKE ALL ON knowledge_internal.text_stats_pending, knowledge_internal.text_stats_commits FROM PUBLIC;
 -- knowledge.search reads the caller's own pending rows; those are the only ones a transaction
 -- sees (others' are uncommitted until they commit, and committing deletes them).
-GRANT SELECT ON knowledge.text_stats_pending TO PUBLIC;
+GRANT SELECT ON knowledge_internal.text_stats_pending TO PUBLIC;
 
 -- The advisory lock class (with the config's hash) under which one transaction at a time folds
 -- a config's rows: 'pgts' in ASCII.
-CREATE FUNCTION knowledge.text_stats_lock_class() RETURNS int
+CREATE FUNCTION knowledge_internal.text_stats_lock_class() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
 
 -- Fold a lexeme's rows into one when it has this many.
-CREATE FUNCTION knowledge.text_stats_fold_rows() RETURNS int
+CREATE FUNCTION knowledge_internal.text_stats_fold_rows() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 
 -- Before each row written to knowledge.chunks (inserted, deleted or updated): counts its lexemes
--- into knowledge.text_stats_pending, positive for the new row, negative for the old, and marks
--- the transaction for knowledge.add_text_stats at commit. A row trigger that fires before the
+-- into knowledge_internal.text_stats_pending, positive for the new row, negative for the old, and marks
+-- the transaction for knowledge_internal.add_text_stats at commit. A row trigger that fires before the
 -- write, not an AFTER statement trigger with transition tables: those would leave events
 -- pending on knowledge.chunks while a config's rename or removal cascades to its chunks, and
 -- the vector index that the same statement rebuilds could not be created.
-CREATE FUNCTION knowledge.count_text_stats() RETURNS trigger
+CREATE FUNCTION knowledge_internal.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
     xid xid8 := pg_current_xact_id();
@@ -75,7 +75,7 @@ BEGIN
     IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
         RETURN NEW;
     END IF;
-    INSERT INTO knowledge.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
+    INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
     WITH counted AS (
         SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
         FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
@@ -85,13 +85,13 @@ BEGIN
     SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
     UNION ALL
     SELECT xid, chunk_config, '', sign, sign * coalesce(sum(n), 0) FROM counted GROUP BY chunk_config, sign;
-    INSERT INTO knowledge.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
+    INSERT INTO knowledge_internal.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END
 $$;
 
 CREATE TRIGGER chunks_text_stats BEFORE INSERT OR UPDATE OR DELETE ON knowledge.chunks
-FOR EACH ROW EXECUTE FUNCTION knowledge.count_text_stats();
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.count_text_stats();
 
 -- At commit (deferred), once per transaction that wrote chunks: adds up its pending differences
 -- into one row per (config, lexeme) of knowledge.text_stats, then folds the rows of the lexemes
@@ -100,7 +100,7 @@ FOR EACH ROW EXECUTE FUNCTION knowledge.count_text_stats();
 -- a transaction without either leaves its rows for the next. The queries use the indexes: PL/pgSQL
 -- keeps a query's plan for the session, and one made while a table was small would scan all of
 -- it at every commit ever after.
-CREATE FUNCTION knowledge.add_text_stats() RETURNS trigger
+CREATE FUNCTION knowledge_internal.add_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan = off AS $$
 DECLARE
     config text;
@@ -108,7 +108,7 @@ DECLARE
     lexemes text[];
 BEGIN
     WITH mine AS (
-        DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
+        DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
     ), added AS (
         INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
         SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
@@ -116,17 +116,17 @@ BEGIN
         RETURNING chunk_config, lexeme
     )
     SELECT array_agg(a.chunk_config), array_agg(a.lexeme) INTO configs, lexemes FROM added AS a;
-    DELETE FROM knowledge.text_stats_commits AS c WHERE c.xid = NEW.xid;
+    DELETE FROM knowledge_internal.text_stats_commits AS c WHERE c.xid = NEW.xid;
     IF current_setting('transaction_isolation') <> 'read committed' OR configs IS NULL THEN
         RETURN NULL;
     END IF;
     FOR config IN SELECT DISTINCT unnest(configs) LOOP
-        CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge.text_stats_lock_class(), hashtext(config));
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge_internal.text_stats_lock_class(), hashtext(config));
         WITH crowded AS (
             SELECT s.lexeme FROM knowledge.text_stats AS s
             WHERE s.chunk_config = config
               AND s.lexeme = ANY (ARRAY(SELECT t.l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
-            GROUP BY s.lexeme HAVING count(*) >= knowledge.text_stats_fold_rows()
+            GROUP BY s.lexeme HAVING count(*) >= knowledge_internal.text_stats_fold_rows()
         ), folded AS (
             DELETE FROM knowledge.text_stats AS s USING crowded
             WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
@@ -140,23 +140,23 @@ BEGIN
 END
 $$;
 
-CREATE CONSTRAINT TRIGGER text_stats_commits_add AFTER INSERT ON knowledge.text_stats_commits
-DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge.add_text_stats();
+CREATE CONSTRAINT TRIGGER text_stats_commits_add AFTER INSERT ON knowledge_internal.text_stats_commits
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge_internal.add_text_stats();
 
 -- TRUNCATE (also knowledge.documents' TRUNCATE ... CASCADE) runs no row triggers.
 -- The transaction's own pending differences go too: they counted chunks that are gone (the
 -- truncation waited for every other writer to finish).
-CREATE FUNCTION knowledge.clear_text_stats() RETURNS trigger
+CREATE FUNCTION knowledge_internal.clear_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
     DELETE FROM knowledge.text_stats;
-    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
+    DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
     RETURN NULL;
 END
 $$;
 
 CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
-FOR EACH STATEMENT EXECUTE FUNCTION knowledge.clear_text_stats();
+FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.clear_text_stats();
 
 -- Recomputes knowledge.text_stats from knowledge.chunks, one row per (config, lexeme); returns
 -- the rows written. Other transactions that wrote chunks wait at their commit until it commits
@@ -169,7 +169,7 @@ BEGIN
     LOCK TABLE knowledge.text_stats IN SHARE ROW EXCLUSIVE MODE;
     DELETE FROM knowledge.text_stats;
     -- The count below includes this transaction's own chunks.
-    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
+    DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
     INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
     WITH occurrences AS (
         SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
@@ -192,20 +192,20 @@ REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 -- candidates until their chunk counts would add up to more than this; the commoner ones only add
 -- to the candidates' scores, at the cost of chunks that hold none of the rarer words. When even
 -- the rarest lexeme is in more chunks, the first this many of them found are scored.
-CREATE FUNCTION knowledge.text_candidate_limit() RETURNS bigint
+CREATE FUNCTION knowledge_internal.text_candidate_limit() RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 2000::bigint $$;
 
 -- The calling transaction's own pending differences of config's statistics for these lexemes.
 -- None without an xid (a transaction that has written nothing, or any on a standby, where the
 -- unlogged table cannot even be opened: plpgsql plans the query only when it runs).
-CREATE FUNCTION knowledge.pending_text_stats(config text, words text[])
+CREATE FUNCTION knowledge_internal.pending_text_stats(config text, words text[])
 RETURNS TABLE (lexeme text, chunks bigint, occurrences bigint)
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
     IF pg_current_xact_id_if_assigned() IS NULL THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
+    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge_internal.text_stats_pending AS p
         WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words);
 END
 $$;
@@ -213,12 +213,12 @@ $$;
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
 -- or NULL: in each language documents are written in) that the config's chunks hold, each
 -- with the number of chunks holding it (df), rarest first; the tsquery that finds the
--- candidates (an OR of the rarest lexemes, see knowledge.text_candidate_limit); and the
+-- candidates (an OR of the rarest lexemes, see knowledge_internal.text_candidate_limit); and the
 -- config's chunk count and mean chunk length. All NULL when nothing of the query is there.
 -- The statistics are knowledge.text_stats with the calling transaction's own pending
 -- differences, so a transaction sees the figures of the chunks it sees. Its plans use the
--- indexes (as knowledge.add_text_stats's do).
-CREATE FUNCTION knowledge.text_query(config text, query text, language regconfig,
+-- indexes (as knowledge_internal.add_text_stats's do).
+CREATE FUNCTION knowledge_internal.text_query(config text, query text, language regconfig,
     OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
 LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 DECLARE
@@ -230,10 +230,10 @@ BEGIN
           UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
          unnest(knowledge.text_vector(l.language, query)) AS t;
     WITH counted AS (
-        SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats_visible AS s
+        SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = ANY (words)
         UNION ALL
-        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.pending_text_stats(config, words) AS p
+        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge_internal.pending_text_stats(config, words) AS p
     ), found AS (
         SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
         FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
@@ -246,7 +246,7 @@ BEGIN
            array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
            -- Quoted as tsquery input wants: backslashes and quotes doubled.
            string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-               FILTER (WHERE o.before < knowledge.text_candidate_limit())::tsquery
+               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
     INTO chunks, average_length, lexemes, df, candidates
     FROM ordered AS o;
 END

@@ -50,7 +50,7 @@ static STORED_VECTORS_MB: GucSetting<i32> = GucSetting::<i32>::new(1024);
 /// a restore turns it off for its session (PGOPTIONS='-c pg_chunk.maintain_chunks=off'), because
 /// the dump already holds the chunks and embeddings the triggers would recompute. Superuser-only:
 /// a role that may write documents must not be able to write them without chunks. Read by the
-/// triggers in sql/store.sql through knowledge.maintains_chunks().
+/// triggers in sql/store.sql through knowledge_internal.maintains_chunks().
 static MAINTAIN_CHUNKS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 /// Databases the background workers serve (comma-separated), each with its own workers; read

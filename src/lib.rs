@@ -28,6 +28,13 @@ mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
 
+/// The schema of what pg_chunk's own SQL calls and users do not (sql/models.sql creates it, with
+/// its grant, before anything else). Declared here as well because pgrx puts a function in a
+/// schema (`#[pg_extern(schema = "knowledge_internal")]`, in store.rs and text_search.rs) only
+/// when it knows the schema; its `CREATE SCHEMA IF NOT EXISTS` then finds it made.
+#[pg_schema]
+mod knowledge_internal {}
+
 // The model registry comes first: functions read it at run time.
 extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
 // The store: documents, configs, chunks, vector indexes and the triggers that keep them in step.

@@ -1,5 +1,6 @@
 //! The SQL functions the knowledge store (sql/store.sql) is built on: chunks with their
-//! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs.
+//! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs. They
+//! are in schema knowledge_internal (sql/models.sql says why).
 
 use crate::api::chunk_rows;
 use crate::cfg::Cfg;
@@ -22,9 +23,9 @@ use std::borrow::Cow;
 /// passage. Chunks longer than the model's max_tokens are embedded from their start; unlike
 /// `embed`, that raises no NOTICE, since long chunks are normal here. All the chunks go to the
 /// model together, so a batch of short documents fills inference batches that each document
-/// alone would leave half empty (knowledge.write_chunks; knowledge.embed_chunks is the
-/// one-document form, in SQL).
-#[pg_extern(stable, parallel_safe)]
+/// alone would leave half empty (knowledge_internal.write_chunks; knowledge_internal.embed_chunks
+/// is the one-document form, in SQL).
+#[pg_extern(stable, parallel_safe, schema = "knowledge_internal")]
 fn embed_chunks_batch(
     document_ids: Option<Vec<Option<i64>>>,
     docs: Option<Vec<Option<String>>>,
@@ -50,10 +51,10 @@ fn embed_chunks_batch(
     embedded_chunk_rows(document_ids, docs, cfg, model, "embed_chunks_batch")
 }
 
-/// What knowledge.write_chunks stores: embed_chunks_batch, each text's vector looked up in
+/// What knowledge_internal.write_chunks stores: embed_chunks_batch, each text's vector looked up in
 /// knowledge.stored_vectors first and saved there when it had to be embedded (README, "Reuse").
 /// Volatile: it writes that table.
-#[pg_extern(volatile)]
+#[pg_extern(volatile, schema = "knowledge_internal")]
 fn embed_chunks_stored(
     document_ids: Option<Vec<Option<i64>>>,
     docs: Option<Vec<Option<String>>>,
@@ -139,9 +140,9 @@ fn chunks_of_documents(
         .collect())
 }
 
-/// Counts `chunks` rows that knowledge.write_chunks inserted with `model`'s vectors, for this
+/// Counts `chunks` rows that knowledge_internal.write_chunks inserted with `model`'s vectors, for this
 /// backend's knowledge.embedding_stats().
-#[pg_extern(volatile, strict)]
+#[pg_extern(volatile, strict, schema = "knowledge_internal")]
 fn count_chunks_written(model: &str, chunks: i64) {
     models::record(model, |stats| stats.chunks_written += chunks);
 }
@@ -150,14 +151,14 @@ fn count_chunks_written(model: &str, chunks: i64) {
 /// in the backend first, which defines the setting: a value set before that, as an unknown
 /// placeholder, by a role that may not set it, is then refused (a WARNING) and the default
 /// holds. `current_setting` alone would read the placeholder.
-#[pg_extern(stable, parallel_safe)]
+#[pg_extern(stable, parallel_safe, schema = "knowledge_internal")]
 fn maintains_chunks() -> bool {
     gucs::maintain_chunks()
 }
 
 /// The sha256 of the weights file `model` is registered with (NULL for lexical, which has
 /// none): knowledge.embedding_runs records it, so each stored vector says which weights made it.
-#[pg_extern(volatile, parallel_safe, strict)]
+#[pg_extern(volatile, parallel_safe, strict, schema = "knowledge_internal")]
 fn model_file_sha256(model: &str) -> Result<Option<String>, ErrorReport> {
     if model == LEXICAL {
         return Ok(None);
@@ -167,7 +168,7 @@ fn model_file_sha256(model: &str) -> Result<Option<String>, ErrorReport> {
 
 /// True for a cfg that knowledge.chunk accepts; otherwise raises 22023 naming the key, as
 /// knowledge.chunk would. knowledge.chunk_configs checks its cfg column with it.
-#[pg_extern(immutable, parallel_safe, strict)]
+#[pg_extern(immutable, parallel_safe, strict, schema = "knowledge_internal")]
 fn check_chunk_config(cfg: Cfg) -> Result<bool, ErrorReport> {
     cfg.parse().map(|_| true).map_err(|e| Error::from(e).report("check_chunk_config"))
 }

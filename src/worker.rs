@@ -2,7 +2,7 @@
 //! async mode. With pg_chunk in shared_preload_libraries the postmaster starts pg_chunk.workers
 //! of them for each database in pg_chunk.worker_databases, and starts one again when it exits
 //! with an error or is killed. A worker sleeps on its latch until a transaction that queued
-//! work commits (`knowledge.enqueue` sends a NOTIFY, which sets the latch of every backend
+//! work commits (`knowledge_internal.enqueue` sends a NOTIFY, which sets the latch of every backend
 //! listening), then calls `knowledge.process_queue` until nothing is ready. The queue's rules
 //! (claiming, retries, failures) are all in that SQL function; this file keeps the process
 //! alive, connected and awake at the right times.
@@ -12,7 +12,7 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use std::time::Duration;
 
-/// The channel `knowledge.enqueue` notifies (sql/queue.sql).
+/// The channel `knowledge_internal.enqueue` notifies (sql/queue.sql).
 const CHANNEL: &std::ffi::CStr = c"pg_chunk_queue";
 
 /// What `pg_stat_activity.backend_type` says for these workers; sql/queue.sql looks for it.

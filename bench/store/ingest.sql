@@ -1,6 +1,6 @@
 -- One timed ingestion run in the fresh backend of a new connection:
 --   psql -d DB -v workload=W -v model=M -v pages=N -f ingest.sql
--- W is alone (knowledge.embed_chunks over the first N pages: chunking plus chunk embeddings,
+-- W is alone (knowledge_internal.embed_chunks over the first N pages: chunking plus chunk embeddings,
 -- nothing stored), trigger (the same pages inserted into knowledge.documents, whose trigger
 -- chunks, embeds and stores them with their tsvectors and index entries) or trigger-no-hnsw
 -- (the same without the config's HNSW index, which is rebuilt after the clock stops: what
@@ -15,11 +15,11 @@ SET pg_chunk.embedding_cache_mb = 0;
 TRUNCATE knowledge.documents CASCADE;
 UPDATE knowledge.chunk_configs SET model = :'model' WHERE name = 'default';
 SELECT knowledge.embed('warm up', :'model') IS NOT NULL AS loaded \gset
-SELECT knowledge.model_file_sha256(:'model') IS NOT NULL AS hashed \gset
+SELECT knowledge_internal.model_file_sha256(:'model') IS NOT NULL AS hashed \gset
 SELECT count(*) AS documents, sum(octet_length(body)) AS bytes FROM (SELECT body FROM bench_pages ORDER BY page LIMIT :pages) AS p \gset
 SELECT :'workload' IN ('trigger', 'trigger-no-hnsw') AS via_trigger, :'workload' = 'trigger-no-hnsw' AS no_hnsw \gset
 \if :no_hnsw
-SELECT knowledge.drop_vector_index('default') AS dropped \gset
+SELECT knowledge_internal.drop_vector_index('default') AS dropped \gset
 \endif
 SELECT clock_timestamp() AS started \gset
 \if :via_trigger
@@ -27,12 +27,12 @@ INSERT INTO knowledge.documents (content) SELECT body FROM bench_pages ORDER BY 
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
 SELECT count(*) AS chunks FROM knowledge.chunks \gset
 \if :no_hnsw
-SELECT knowledge.create_vector_index('default') AS created \gset
+SELECT knowledge_internal.create_vector_index('default') AS created \gset
 \endif
 \else
 SELECT count(*) AS chunks
 FROM (SELECT body FROM bench_pages ORDER BY page LIMIT :pages) AS p,
-     knowledge.embed_chunks(p.body, (SELECT effective_cfg FROM knowledge.chunk_configs WHERE name = 'default'), :'model') \gset
+     knowledge_internal.embed_chunks(p.body, (SELECT effective_cfg FROM knowledge.chunk_configs WHERE name = 'default'), :'model') \gset
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
 \endif
 \echo seconds :seconds

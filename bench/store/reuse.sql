@@ -22,7 +22,7 @@ SELECT :'setting' = 'off' AS off, :'statement' = 'insert' AS is_insert, :'statem
 SET pg_chunk.stored_vectors_mb = 0;
 \endif
 SELECT knowledge.embed('warm up') IS NOT NULL AS loaded \gset
-SELECT knowledge.model_file_sha256('all-minilm-l6-v2') IS NOT NULL AS hashed \gset
+SELECT knowledge_internal.model_file_sha256('all-minilm-l6-v2') IS NOT NULL AS hashed \gset
 SELECT coalesce(max(id), 0) AS stored_before, clock_timestamp() AS warm_started FROM knowledge.stored_vectors \gset
 INSERT INTO knowledge.documents (content) VALUES ('Nothing in the benchmark documents reads like this warm-up line.') RETURNING id AS warm_id \gset
 SELECT extract(epoch FROM clock_timestamp() - :'warm_started'::timestamptz) AS warm_write_seconds \gset

@@ -62,12 +62,12 @@ UPDATE knowledge.chunk_configs SET model = 'all-minilm-l6-v2' WHERE name = 'defa
 INSERT INTO knowledge.chunk_configs (name, cfg, model, active)
 VALUES ('bench100k', '{"strategy": "fixed", "max_size": 400, "overlap": 0}', 'potion-base-8m', false);
 -- Loading then building the HNSW index is much faster than growing it row by row.
-SELECT knowledge.drop_vector_index('bench100k');
+SELECT knowledge_internal.drop_vector_index('bench100k');
 INSERT INTO knowledge.documents (content, chunk_config)
 SELECT 'Copy ' || copy || ' of ' || page || '. ' || body, 'bench100k'
 FROM bench_pages, generate_series(1, $COPIES) AS copy;
 SET maintenance_work_mem = '1GB';
-SELECT knowledge.create_vector_index('bench100k');
+SELECT knowledge_internal.create_vector_index('bench100k');
 VACUUM ANALYZE knowledge.documents, knowledge.chunks;
 -- 100 queries: the first 80 characters of every 40th sentence of the pages, cut at a word.
 CREATE TABLE bench_queries AS

@@ -104,15 +104,20 @@ mod tests {
         // The batch function itself: the same rows as embed_chunks gives for each document.
         let same = format!(
             "SELECT (SELECT array_agg(row(document_id, chunk_index, content, embedding)::text ORDER BY document_id, chunk_index)
-                     FROM knowledge.embed_chunks_batch(ARRAY[7, 9], ARRAY['{DOC}', 'Short one. Two.'], '{{}}', 'potion-base-8m'))
+                     FROM knowledge_internal.embed_chunks_batch(ARRAY[7, 9], ARRAY['{DOC}', 'Short one. Two.'], '{{}}', 'potion-base-8m'))
                   = (SELECT array_agg(row(d.id, e.chunk_index, e.content, e.embedding)::text ORDER BY d.id, e.chunk_index)
                      FROM (VALUES (7, '{DOC}'), (9, 'Short one. Two.')) AS d(id, doc),
-                          knowledge.embed_chunks(d.doc, '{{}}', 'potion-base-8m') AS e)"
+                          knowledge_internal.embed_chunks(d.doc, '{{}}', 'potion-base-8m') AS e)"
         );
         assert!(one::<bool>(&same));
-        assert_eq!(sqlstate_of("SELECT * FROM knowledge.embed_chunks_batch(ARRAY[1, 2], ARRAY['one'])"), "22023");
         assert_eq!(
-            one::<i64>("SELECT count(*) FROM knowledge.embed_chunks_batch(ARRAY[1, NULL], ARRAY[NULL, 'two'])"),
+            sqlstate_of("SELECT * FROM knowledge_internal.embed_chunks_batch(ARRAY[1, 2], ARRAY['one'])"),
+            "22023"
+        );
+        assert_eq!(
+            one::<i64>(
+                "SELECT count(*) FROM knowledge_internal.embed_chunks_batch(ARRAY[1, NULL], ARRAY[NULL, 'two'])"
+            ),
             0
         );
     }
@@ -193,6 +198,6 @@ mod tests {
         assert_eq!(sqlstate_of("SELECT knowledge.wait_for_queue(NULL)"), "22023");
         assert_eq!(sqlstate_of("INSERT INTO knowledge.chunk_configs (name, mode) VALUES ('x', 'later')"), "23514");
         assert_eq!(one::<i64>("SELECT workers FROM knowledge.queue_status"), 0, "no worker in the test server");
-        assert!(!one::<bool>("SELECT knowledge.queue_served()"), "pg_chunk is not preloaded there");
+        assert!(!one::<bool>("SELECT knowledge_internal.queue_served()"), "pg_chunk is not preloaded there");
     }
 }

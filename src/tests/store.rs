@@ -17,55 +17,60 @@ mod tests {
             "SELECT (SELECT array_agg(row(chunk_index, content, char_offset, char_length, token_count, metadata)::text ORDER BY chunk_index)
                      FROM knowledge.chunk('{DOC}', '{cfg}'))
                   = (SELECT array_agg(row(chunk_index, content, char_offset, char_length, token_count, metadata)::text ORDER BY chunk_index)
-                     FROM knowledge.embed_chunks('{DOC}', '{cfg}', 'potion-base-8m'))"
+                     FROM knowledge_internal.embed_chunks('{DOC}', '{cfg}', 'potion-base-8m'))"
         );
         assert!(one::<bool>(&same));
         let embedded = format!(
             "SELECT bool_and(model = 'potion-base-8m' AND embedding = knowledge.embed(content, 'potion-base-8m'))
-             FROM knowledge.embed_chunks('{DOC}', '{cfg}', 'potion-base-8m')"
+             FROM knowledge_internal.embed_chunks('{DOC}', '{cfg}', 'potion-base-8m')"
         );
         assert!(one::<bool>(&embedded));
         // Without a model argument: cfg.model, else the default model.
         let models = format!(
             "SELECT string_agg(DISTINCT model, ',') || '|' || (SELECT string_agg(DISTINCT model, ',')
-                 FROM knowledge.embed_chunks('{DOC}', '{{\"model\": \"lexical\"}}'))
-             FROM knowledge.embed_chunks('{DOC}')"
+                 FROM knowledge_internal.embed_chunks('{DOC}', '{{\"model\": \"lexical\"}}'))
+             FROM knowledge_internal.embed_chunks('{DOC}')"
         );
         assert_eq!(one::<String>(&models), "all-minilm-l6-v2|lexical");
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.embed_chunks(NULL)"), 0);
-        assert_eq!(sqlstate_of(&format!("SELECT * FROM knowledge.embed_chunks('{DOC}', '{{\"bogus\": 1}}')")), "22023");
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge_internal.embed_chunks(NULL)"), 0);
         assert_eq!(
-            sqlstate_of(&format!("SELECT * FROM knowledge.embed_chunks('{DOC}', '{{}}', 'no-such-model')")),
+            sqlstate_of(&format!("SELECT * FROM knowledge_internal.embed_chunks('{DOC}', '{{\"bogus\": 1}}')")),
+            "22023"
+        );
+        assert_eq!(
+            sqlstate_of(&format!("SELECT * FROM knowledge_internal.embed_chunks('{DOC}', '{{}}', 'no-such-model')")),
             "42704"
         );
     }
 
     #[pg_test]
     fn check_chunk_config_accepts_what_chunk_accepts() {
-        assert!(one::<bool>(r#"SELECT knowledge.check_chunk_config('{"strategy": "fixed", "max_size": "50 words"}')"#));
-        assert_eq!(sqlstate_of(r#"SELECT knowledge.check_chunk_config('{"max_size": "huge"}')"#), "22023");
-        assert_eq!(sqlstate_of(r#"SELECT knowledge.check_chunk_config('[1, 2]')"#), "22023");
+        assert!(one::<bool>(
+            r#"SELECT knowledge_internal.check_chunk_config('{"strategy": "fixed", "max_size": "50 words"}')"#
+        ));
+        assert_eq!(sqlstate_of(r#"SELECT knowledge_internal.check_chunk_config('{"max_size": "huge"}')"#), "22023");
+        assert_eq!(sqlstate_of(r#"SELECT knowledge_internal.check_chunk_config('[1, 2]')"#), "22023");
     }
 
     #[pg_test]
     fn model_file_sha256_fingerprints_the_weights() {
-        let sha = one::<String>("SELECT knowledge.model_file_sha256('potion-base-8m')");
+        let sha = one::<String>("SELECT knowledge_internal.model_file_sha256('potion-base-8m')");
         assert_eq!(
             sha, "f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2",
             "the pinned sha256 of scripts/models.sh"
         );
-        assert!(one::<bool>("SELECT knowledge.model_file_sha256('lexical') IS NULL"));
-        assert_eq!(sqlstate_of("SELECT knowledge.model_file_sha256('no-such-model')"), "42704");
+        assert!(one::<bool>("SELECT knowledge_internal.model_file_sha256('lexical') IS NULL"));
+        assert_eq!(sqlstate_of("SELECT knowledge_internal.model_file_sha256('no-such-model')"), "42704");
         Spi::run(
             "INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension)
              VALUES ('gone', 'transformer', 'nowhere/model.onnx', 'nowhere/tokenizer.json', 8)",
         )
         .unwrap();
-        assert_eq!(sqlstate_of("SELECT knowledge.model_file_sha256('gone')"), "58P01");
+        assert_eq!(sqlstate_of("SELECT knowledge_internal.model_file_sha256('gone')"), "58P01");
     }
 
     fn index_definition(config: &str) -> Option<String> {
-        Spi::get_one::<String>(&format!("SELECT (SELECT indexdef FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname = knowledge.vector_index_name('{config}'))")).unwrap()
+        Spi::get_one::<String>(&format!("SELECT (SELECT indexdef FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname = knowledge_internal.vector_index_name('{config}'))")).unwrap()
     }
 
     fn register_big_model(dimension: i32) {
@@ -118,7 +123,7 @@ mod tests {
             "SELECT count(*) FILTER (WHERE metadata->>'context' = 'class Hive:'),
                     bool_and(embedding = knowledge.embed(coalesce(metadata->>'context' || E'\\n', '') || content, 'potion-base-8m')),
                     bool_and(content = substr($c${code}$c$, char_offset + 1, char_length))
-             FROM knowledge.embed_chunks($c${code}$c$, '{cfg}', 'potion-base-8m')"
+             FROM knowledge_internal.embed_chunks($c${code}$c$, '{cfg}', 'potion-base-8m')"
         );
         let (continued, embedded, exact) = Spi::get_three::<i64, bool, bool>(&check).unwrap();
         assert!(continued.unwrap_or(0) >= 1, "no piece carries the signature");
@@ -187,7 +192,7 @@ mod tests {
     #[pg_test]
     fn the_store_reuses_vectors_only_for_a_role_that_may_read_and_write_them() {
         // Of a transformer: a static model's vectors are never stored.
-        let stored = format!("SELECT count(*) FROM knowledge.embed_chunks_stored(ARRAY[1], ARRAY['{DOC}'], '{{\"inline_threshold\": 0}}', 'all-minilm-l6-v2') WHERE embedding IS NOT NULL");
+        let stored = format!("SELECT count(*) FROM knowledge_internal.embed_chunks_stored(ARRAY[1], ARRAY['{DOC}'], '{{\"inline_threshold\": 0}}', 'all-minilm-l6-v2') WHERE embedding IS NOT NULL");
         // Without this backend's own cache, which would answer the second call.
         Spi::run("SET pg_chunk.embedding_cache_mb = 0").unwrap();
         Spi::run("CREATE ROLE reuse_plain_role").unwrap();
@@ -205,7 +210,7 @@ mod tests {
         assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), before);
         // The ad hoc function stores nothing.
         let before = one::<i64>("SELECT count(*) FROM knowledge.stored_vectors");
-        one::<i64>(&format!("SELECT count(*) FROM knowledge.embed_chunks_batch(ARRAY[1], ARRAY['{DOC} More.'], '{{}}', 'all-minilm-l6-v2')"));
+        one::<i64>(&format!("SELECT count(*) FROM knowledge_internal.embed_chunks_batch(ARRAY[1], ARRAY['{DOC} More.'], '{{}}', 'all-minilm-l6-v2')"));
         assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), before);
     }
 }

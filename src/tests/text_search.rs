@@ -55,7 +55,7 @@ mod tests {
         let agree = "
             WITH q (lexeme, df) AS (VALUES ('rain', 3.0), ('spain', 1.0), ('é', 2.0), ('雨在', 1.0), ('absent', 5.0)),
             scored AS (
-                SELECT v.tsv, knowledge.bm25(v.tsv, (SELECT array_agg(lexeme) FROM q), (SELECT array_agg(df) FROM q), 10, 1.2, 0.75, 6.5) AS got,
+                SELECT v.tsv, knowledge_internal.bm25(v.tsv, (SELECT array_agg(lexeme) FROM q), (SELECT array_agg(df) FROM q), 10, 1.2, 0.75, 6.5) AS got,
                        coalesce((SELECT sum(ln(1 + (10 - q.df + 0.5) / (q.df + 0.5)) * t.tf * 2.2
                                             / (t.tf + 1.2 * (1 - 0.75 + 0.75 * l.len / 6.5)))
                                  FROM (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(v.tsv) AS u) AS t
@@ -64,7 +64,7 @@ mod tests {
                 FROM v)
             SELECT bool_and(abs(got - want) < 1e-9) AND count(*) FILTER (WHERE want > 0) = 5 FROM scored";
         assert!(one::<bool>(agree));
-        assert!(one::<bool>("SELECT knowledge.bm25(NULL, '{a}', '{1}', 1, 1.2, 0.75, 1) IS NULL"), "STRICT");
+        assert!(one::<bool>("SELECT knowledge_internal.bm25(NULL, '{a}', '{1}', 1, 1.2, 0.75, 1) IS NULL"), "STRICT");
     }
 
     #[pg_test]
@@ -80,8 +80,8 @@ mod tests {
         assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.text_stats"), 0);
         assert_stats_exact("after 6 inserts, pending");
         // Adding up at commit happens at each statement's end from here on (and now for the six).
-        Spi::run("SET CONSTRAINTS knowledge.text_stats_commits_add IMMEDIATE").unwrap();
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.text_stats_pending"), 0);
+        Spi::run("SET CONSTRAINTS knowledge_internal.text_stats_commits_add IMMEDIATE").unwrap();
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge_internal.text_stats_pending"), 0);
         for i in 6..12 {
             insert(i);
         }

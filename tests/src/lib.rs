@@ -135,7 +135,7 @@ pub fn store_mismatches(client: &mut Client) -> Vec<String> {
             SELECT d.id AS document_id, c.name AS chunk_config, e.chunk_index, e.content, e.char_offset,
                    e.char_length, e.token_count, e.metadata
             FROM knowledge.documents AS d
-            CROSS JOIN LATERAL knowledge.document_configs(d.chunk_config) AS c
+            CROSS JOIN LATERAL knowledge_internal.document_configs(d.chunk_config) AS c
             CROSS JOIN LATERAL knowledge.chunk(d.content, c.effective_cfg) AS e
         ), stored AS (
             SELECT document_id, chunk_config, chunk_index, content, char_offset, char_length, token_count, metadata

@@ -1,7 +1,7 @@
 //! Peak memory of a backend handed the largest document pg_chunk takes: just under the default
 //! max_document_size (10 MiB, crates/pg_chunk_core/src/config.rs), chunked by knowledge.chunk
 //! with the static model (the default cfg's semantic strategy with each method, and the
-//! recursive and fixed strategies), chunked and embedded by knowledge.embed_chunks, and written
+//! recursive and fixed strategies), chunked and embedded by knowledge_internal.embed_chunks, and written
 //! to the store through its trigger. Each case runs in a fresh connection, whose backend's
 //! VmHWM (/proc/<pid>/status: the test runs as root on the server's machine) is read before and
 //! after; the figures are printed
@@ -115,11 +115,11 @@ fn chunking_the_largest_document_by_size_stays_under_its_bound() {
 #[test]
 fn embedding_the_chunks_of_the_largest_document_stays_under_its_bound() {
     let doc = largest_document();
-    let case = "knowledge.embed_chunks, default cfg with potion-base-8m";
+    let case = "knowledge_internal.embed_chunks, default cfg with potion-base-8m";
     let peak = peak_of(case, |client| {
         let row = client
             .query_one(
-                "SELECT count(*), count(embedding) FROM knowledge.embed_chunks($1, '{\"model\": \"potion-base-8m\"}', 'potion-base-8m')",
+                "SELECT count(*), count(embedding) FROM knowledge_internal.embed_chunks($1, '{\"model\": \"potion-base-8m\"}', 'potion-base-8m')",
                 &[&doc],
             )
             .unwrap();

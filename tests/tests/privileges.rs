@@ -1,5 +1,5 @@
 //! Privileges and search_path: what a role without superuser rights can and cannot make pg_chunk
-//! do. (Changing models or superuser settings as such a role is refused in src/pg_model_tests.rs;
+//! do. (Changing models or superuser settings as such a role is refused in src/tests/models.rs;
 //! row-level security in knowledge.search in tests/search.rs.)
 
 use pg_chunk_client_tests::{connect_database, fresh_database};
@@ -111,7 +111,7 @@ fn text_statistics_are_shown_only_to_roles_that_may_read_the_chunks() {
         transaction.rollback().unwrap();
         got
     };
-    assert!(as_role("pgchunk_stats_reader", "SELECT count(*) FROM knowledge.text_stats_visible").unwrap() > 0);
+    assert!(as_role("pgchunk_stats_reader", "SELECT count(*) FROM knowledge_internal.text_stats_visible").unwrap() > 0);
     assert!(
         as_role(
             "pgchunk_stats_reader",
@@ -120,12 +120,12 @@ fn text_statistics_are_shown_only_to_roles_that_may_read_the_chunks() {
         .unwrap()
             > 0
     );
-    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats_visible"), Ok(0));
+    assert_eq!(as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge_internal.text_stats_visible"), Ok(0));
     // A condition of the role's own cannot see rows before the privilege check does.
     assert_eq!(
         as_role(
             "pgchunk_stats_outsider",
-            "SELECT count(*) FROM knowledge.text_stats_visible WHERE lexeme ~ '' AND chunks > 0"
+            "SELECT count(*) FROM knowledge_internal.text_stats_visible WHERE lexeme ~ '' AND chunks > 0"
         ),
         Ok(0)
     );
@@ -161,7 +161,7 @@ fn a_plain_role_cannot_raise_memory_hold_the_queue_or_skip_chunking() {
         let error = client.batch_execute(statement).expect_err(statement);
         assert_eq!(error.code().map(|c| c.code()), Some("42501"), "{statement}: {error}");
     };
-    // (maintain_chunks, max_threads, model_dir and onnxruntime_library: src/pg_model_tests.rs.)
+    // (maintain_chunks, max_threads, model_dir and onnxruntime_library: src/tests/models.rs.)
     for setting in ["pg_chunk.embedding_cache_mb = 4096", "pg_chunk.stored_vectors_mb = 0"] {
         refused(&mut plain, &format!("SET {setting}"));
     }

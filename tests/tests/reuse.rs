@@ -32,7 +32,7 @@ fn count(client: &mut Client, query: &str) -> i64 {
     client.query_one(query, &[]).unwrap().get(0)
 }
 
-/// The last knowledge.write_chunks call's figures.
+/// The last knowledge_internal.write_chunks call's figures.
 #[derive(Debug)]
 struct Write {
     chunks_written: i32,

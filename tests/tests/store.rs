@@ -354,7 +354,7 @@ fn pg_dump_and_restore_keep_every_document_and_chunk() {
     // Each config's vector index is back (the extension script makes default's; the other is
     // made as its chunk_configs row is restored).
     let indexes: i64 = restored
-        .query_one("SELECT count(*) FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname IN (knowledge.vector_index_name('default'), knowledge.vector_index_name('small'))", &[])
+        .query_one("SELECT count(*) FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname IN (knowledge_internal.vector_index_name('default'), knowledge_internal.vector_index_name('small'))", &[])
         .unwrap()
         .get(0);
     assert_eq!(indexes, 2, "vector indexes after restore");

@@ -85,7 +85,7 @@ pub(super) fn models_and_roles(m: &mut Matrix) {
         );
         m.add(
             label("embed_chunks model"),
-            "SELECT * FROM knowledge.embed_chunks('Bees fly. Lava flows.', '{\"model\": \"lexical\"}', $1::text)",
+            "SELECT * FROM knowledge_internal.embed_chunks('Bees fly. Lava flows.', '{\"model\": \"lexical\"}', $1::text)",
             vec![n.clone()],
             Check::Nothing,
             UNKNOWN,
@@ -287,7 +287,7 @@ pub(super) fn dimension_mismatches(m: &mut Matrix) {
         m.add(label("chunk with fixed fallback"), "SELECT chunk_index, content, char_offset, char_length FROM knowledge.chunk($1::text, jsonb_build_object('model', $2::text, 'fallback', 'fixed')) ORDER BY 1", vec![sample.clone(), n.clone()], Check::Spans, OK);
         m.add(
             label("embed_chunks"),
-            "SELECT * FROM knowledge.embed_chunks($1::text, '{\"model\": \"lexical\"}', $2::text)",
+            "SELECT * FROM knowledge_internal.embed_chunks($1::text, '{\"model\": \"lexical\"}', $2::text)",
             vec![sample.clone(), n.clone()],
             Check::Nothing,
             expect,
@@ -380,7 +380,7 @@ pub(super) fn dimension_mismatches(m: &mut Matrix) {
     .rolled_back(&["DELETE FROM knowledge.models WHERE name = 'potion-base-8m'"]);
     m.add(
         "embed_chunks_batch with arrays of different lengths",
-        "SELECT * FROM knowledge.embed_chunks_batch(ARRAY[1, 2]::bigint[], ARRAY['a'], '{}', 'lexical')",
+        "SELECT * FROM knowledge_internal.embed_chunks_batch(ARRAY[1, 2]::bigint[], ARRAY['a'], '{}', 'lexical')",
         vec![],
         Check::Nothing,
         BAD_CFG,

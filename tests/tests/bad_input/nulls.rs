@@ -250,21 +250,21 @@ pub(super) fn nulls(m: &mut Matrix) {
     m.add("retry_failed(NULL)", "SELECT knowledge.retry_failed(NULL)", vec![], Check::Count, ONE_ROW).rolled_back(&[]);
     m.add(
         "embed_chunks(NULL, cfg, model)",
-        "SELECT * FROM knowledge.embed_chunks(NULL, '{}', 'lexical')",
+        "SELECT * FROM knowledge_internal.embed_chunks(NULL, '{}', 'lexical')",
         vec![],
         Check::Nothing,
         NO_ROWS,
     );
     m.add(
         "embed_chunks(doc, NULL, model)",
-        "SELECT * FROM knowledge.embed_chunks('Some text.', NULL, 'lexical')",
+        "SELECT * FROM knowledge_internal.embed_chunks('Some text.', NULL, 'lexical')",
         vec![],
         Check::Nothing,
         NO_ROWS,
     );
     m.add(
         "embed_chunks_batch(NULL, docs)",
-        "SELECT * FROM knowledge.embed_chunks_batch(NULL, ARRAY['x'])",
+        "SELECT * FROM knowledge_internal.embed_chunks_batch(NULL, ARRAY['x'])",
         vec![],
         Check::Nothing,
         NO_ROWS,
