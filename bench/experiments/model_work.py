@@ -1,5 +1,5 @@
 """How much MiniLM work each side of bench/peers asks for, and what one inference run costs
-(NOTES.md §5). Run with the peers' Python ($PG_CHUNK_BUILD_DIR/peers-venv/bin/python):
+(bench/peers/NOTES.md §5). Run with the peers' Python ($PG_CHUNK_BUILD_DIR/peers-venv/bin/python):
 
   model_work.py fit                       # a run's cost over a grid of rows × widths
   model_work.py count SENTENCES WORKLOAD  # positions and modelled seconds, pg_chunk vs LangChain
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "peers"))
 import embedders  # noqa: E402
 
 MODEL_DIR = "/usr/share/postgresql/15/pg_chunk/models/all-minilm-l6-v2"

@@ -5,8 +5,8 @@ Each measurement must run in its own process (the first session in a process is 
 backend pays for), so the script takes one mode per call:
 
     P=/var/tmp/pg_chunk-build/parity-venv/bin/python
-    $P bench/embeddings/load_external.py make      # writes /tmp/pg_chunk-ext/model.opt.onnx(.data)
-    for m in orig ext ext_noprepack; do $P bench/embeddings/load_external.py $m; done
+    $P bench/experiments/load_external.py make      # writes /tmp/pg_chunk-ext/model.opt.onnx(.data)
+    for m in orig ext ext_noprepack; do $P bench/experiments/load_external.py $m; done
 
 Prints session creation time, the first and a mean of 10 runs of a 16 x 24-token batch, and
 the process's RSS (total, anonymous, file) in kB. One thread.

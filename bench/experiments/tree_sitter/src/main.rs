@@ -16,7 +16,7 @@ fn top_level_defs(tree: &tree_sitter::Tree) -> usize {
 fn main() {
     for (name, path, lang) in [
         ("python", "/usr/lib/python3.11/textwrap.py", tree_sitter::Language::new(tree_sitter_python::LANGUAGE)),
-        ("rust", concat!(env!("CARGO_MANIFEST_DIR"), "/../../crates/pg_chunk_core/src/strategy/code/definitions.rs"), tree_sitter::Language::new(tree_sitter_rust::LANGUAGE)),
+        ("rust", concat!(env!("CARGO_MANIFEST_DIR"), "/../../../crates/pg_chunk_core/src/strategy/code/definitions.rs"), tree_sitter::Language::new(tree_sitter_rust::LANGUAGE)),
     ] {
         let one = std::fs::read_to_string(path).unwrap();
         let text = one.repeat(1_000_000 / one.len() + 1); // ~1 MB

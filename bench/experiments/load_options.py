@@ -1,7 +1,7 @@
 """How ONNX Runtime's load time for all-MiniLM-L6-v2 depends on where graph optimisation happens.
 
 Run with the parity venv (bench/parity/run.sh creates it):
-    /var/tmp/pg_chunk-build/parity-venv/bin/python bench/embeddings/load_options.py
+    /var/tmp/pg_chunk-build/parity-venv/bin/python bench/experiments/load_options.py
 
 Compares the installed model loaded with every optimisation on (what pg_chunk does today) against
 a copy that ONNX Runtime optimised once (level "extended", written to a temporary file) and that is
