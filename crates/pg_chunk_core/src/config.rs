@@ -26,13 +26,13 @@ named_enum! {
         /// (strategy/markdown/).
         Markdown = "markdown",
         /// Continue a chunk while its keywords overlap the next sentence's (Jaccard ≥ 0.3), no
-        /// embeddings (seed design 004).
+        /// embeddings (docs/design.md, "The five strategies").
         TopicCoherence = "topic_coherence",
-        /// Close a chunk when its Shannon entropy passes 120% of the document's average (seed 004).
+        /// Close a chunk when its Shannon entropy passes 120% of the document's average (docs/design.md, "The five strategies").
         InformationDensity = "information_density",
-        /// Parents at 2 × target_size, children inside them (seed 004).
+        /// Parents at 2 × target_size, children inside them (docs/design.md, "The five strategies").
         Hierarchical = "hierarchical",
-        /// Runs several strategies and keeps the best by the seed's quality score (seed 004).
+        /// Runs several strategies and keeps the best by a quality score (docs/design.md, "The five strategies").
         Adaptive = "adaptive",
     }
 }
@@ -47,7 +47,7 @@ pub enum Boundaries {
         penalty: f64,
     },
     /// A threshold on the smoothed distance curve between neighbouring units (cfg
-    /// `threshold`): the seed design, and LangChain's family of rules.
+    /// `threshold`): percentile breakpoints, LangChain's family of rules (docs/design.md, "Percentile breakpoints and valleys").
     Threshold(Threshold),
 }
 
@@ -63,7 +63,7 @@ pub enum Overlap {
 }
 
 named_enum! {
-    /// What to do when the embedding model cannot be loaded (cfg `fallback`; seed design 000).
+    /// What to do when the embedding model cannot be loaded (cfg `fallback`; docs/design.md, "Short documents and the fixed fallback").
     pub enum Fallback ("fallback") {
         /// Raise the error.
         Error = "error",
@@ -125,7 +125,7 @@ pub struct ExplicitSizes {
 
 /// Largest document accepted by default, in bytes (10 MiB).
 pub const DEFAULT_MAX_DOCUMENT_SIZE: usize = 10 * 1024 * 1024;
-/// Seed design 000 keeps documents under 3,000 characters whole.
+/// Documents under 3,000 characters stay whole (docs/design.md, "Short documents and the fixed fallback").
 pub const DEFAULT_INLINE_THRESHOLD: usize = 3000;
 /// Offsets are SQL `int`, so no size can exceed it.
 const MAX_SIZE_VALUE: u64 = i32::MAX as u64;
@@ -245,8 +245,8 @@ impl ChunkConfig {
 }
 
 /// The cap a strategy uses when the cfg sets none and no model window applies: semantic 2000
-/// characters; the seed's fixed fallback (350) and recursive splitter (1500); seed 004's 1500
-/// for its keyword, entropy and adaptive strategies; code and Markdown 2000 (whole functions and
+/// characters; the fixed fallback (350) and the recursive splitter (1500); 1500 for the keyword,
+/// entropy and adaptive strategies (docs/design.md, "The five strategies"); code and Markdown 2000 (whole functions and
 /// sections); hierarchical parents of 2 × target_size = 1000.
 fn default_max_size(strategy: Strategy) -> Size {
     Size::chars(match strategy {
@@ -267,8 +267,8 @@ fn default_overlap(strategy: Strategy) -> Overlap {
 
 /// (min, target, max): the explicit sizes, the others derived from max_size (explicit, else
 /// `default_max`) by the strategy's ratios in its unit: semantic, code and Markdown min 1/10 and
-/// target 1/2 (200/1000/2000 characters by default); recursive min 1/3 and target = max; seed
-/// 004's strategies 1/15 and 1/3 (100/500/1500); hierarchical children (target) of 1/2;
+/// target 1/2 (200/1000/2000 characters by default); recursive min 1/3 and target = max; the
+/// keyword, entropy and adaptive strategies 1/15 and 1/3 (100/500/1500); hierarchical children (target) of 1/2;
 /// fixed has no min. A target below an unset-derived min is raised to it.
 fn derive_sizes(
     strategy: Strategy,

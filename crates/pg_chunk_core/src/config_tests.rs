@@ -27,7 +27,7 @@ fn defaults_are_semantic_optimal_with_char_sizes() {
 }
 
 #[test]
-fn strategy_defaults_follow_the_seed_design() {
+fn strategy_defaults_follow_the_design() {
     let fixed = parse(json!({"strategy": "fixed"})).unwrap();
     assert_eq!((fixed.max_size, fixed.overlap), (Size::chars(350), Overlap::Chars(50)));
     let recursive = parse(json!({"strategy": "recursive"})).unwrap();
@@ -69,8 +69,8 @@ fn thresholds_parse_with_and_without_values() {
 
 #[test]
 fn method_picks_optimal_segmentation_or_a_threshold() {
-    let seed_design = Boundaries::Threshold(Threshold::Percentile(92.0));
-    assert_eq!(parse(json!({"method": "threshold"})).unwrap().boundaries, seed_design);
+    let percentile_92 = Boundaries::Threshold(Threshold::Percentile(92.0));
+    assert_eq!(parse(json!({"method": "threshold"})).unwrap().boundaries, percentile_92);
     assert_eq!(
         parse(json!({"method": "optimal", "penalty": 2})).unwrap().boundaries,
         Boundaries::Optimal { penalty: 2.0 }

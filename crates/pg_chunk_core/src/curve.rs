@@ -62,7 +62,7 @@ pub fn distance_curve(vectors: &Embeddings) -> Vec<f64> {
 }
 
 /// Replaces each vector by the mean of itself and its `window` neighbours on each side
-/// (fewer at the edges), re-normalised (seed design 003: ±1). One off-topic sentence then
+/// (fewer at the edges), re-normalised (±1: docs/design.md, "Percentile breakpoints and valleys"). One off-topic sentence then
 /// no longer produces a spike of its own.
 pub fn smooth_neighbours(vectors: &Embeddings, window: usize) -> Embeddings {
     if window == 0 || vectors.len() < 2 {

@@ -27,7 +27,7 @@ pub fn runs_from_cuts(unit_count: usize, is_cut: &[bool]) -> Vec<Run> {
 }
 
 /// Merges each run below `min` into the neighbour across the smaller seam distance (the more
-/// similar side; seed design 003), as long as the merged run stays within `max`. `seams[g]`
+/// similar side; docs/design.md, "Size guards: merge, then split"), as long as the merged run stays within `max`. `seams[g]`
 /// is the distance at gap `g`. A short last run thus joins the run before it.
 pub fn merge_undersized(runs: &[Run], sizes: &UnitSizes<'_>, seams: &[f64], min: Size, max: Size) -> Vec<Run> {
     let undersized = |r: Run| sizes.run(r.first, r.last, min.unit) < min.value;

@@ -37,7 +37,7 @@ fn runs_follow_the_cuts() {
 
 #[test]
 fn undersized_run_merges_toward_the_more_similar_side() {
-    // Seed design 003's example: the middle run is short; its left seam is closer.
+    // The example in docs/design.md, "Size guards: merge, then split": the middle run is short; its left seam is closer.
     let sizes = sizes_of(&[100, 10, 100]);
     let runs = [run(0, 0), run(1, 1), run(2, 2)];
     let (min, max) = (Size::chars(40), Size::chars(500));

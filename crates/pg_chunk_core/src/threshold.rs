@@ -4,9 +4,9 @@
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Threshold {
     /// Cut the gaps above the `value`-th percentile (0–100) of the document's distances,
-    /// linearly interpolated (LangChain's default family; seed design 003 uses 92).
+    /// linearly interpolated (LangChain's default family; 92 by default, docs/design.md, "Percentile breakpoints and valleys").
     Percentile(f64),
-    /// Cut where the similarity `1 − distance` falls below `value` (seed 000: 0.75).
+    /// Cut where the similarity `1 − distance` falls below `value` (0.75 by default: docs/design.md, "Percentile breakpoints and valleys").
     Similarity(f64),
     /// Cut the gaps above mean + `value` standard deviations (LangChain: 3).
     StdDev(f64),

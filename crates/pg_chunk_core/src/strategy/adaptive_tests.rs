@@ -131,7 +131,7 @@ fn overlap_is_the_fraction_of_characters_repeated_from_the_previous_chunk() {
 }
 
 #[test]
-fn the_total_weighs_the_terms_as_the_seed_does() {
+fn the_total_weighs_the_terms_as_the_design_does() {
     let cases = [
         (QualityScore { size_variance: 0.0, boundary_coherence: 1.0, density: 1.0, overlap: 0.1 }, 1.0),
         (QualityScore { size_variance: 1.0, boundary_coherence: 0.0, density: 0.0, overlap: 1.0 }, 0.2 * 0.1),

@@ -1,4 +1,4 @@
-//! `strategy: "information_density"` (seed design 004): sentences are added to a chunk until
+//! `strategy: "information_density"` (docs/design.md, "The five strategies"): sentences are added to a chunk until
 //! its information content, the Shannon entropy of its characters, runs above the document's
 //! average by [`DENSITY_FACTOR`].
 //!
@@ -32,7 +32,7 @@ use crate::measures::char_entropy;
 use crate::sentences::split_sentences;
 use crate::size::{TokenCounter, UnitSizes};
 
-/// A chunk closes once its entropy passes this multiple of the document average (seed 004).
+/// A chunk closes once its entropy passes this multiple of the document average (docs/design.md, "The five strategies").
 pub const DENSITY_FACTOR: f64 = 1.2;
 
 pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {

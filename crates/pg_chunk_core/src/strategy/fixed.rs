@@ -1,6 +1,6 @@
 //! `strategy: "fixed"`: a sliding window of `max_size`, snapped to word boundaries, each
-//! window starting up to `overlap` characters before the previous one ended (seed design 000's
-//! fallback: 350 characters, overlap 50).
+//! window starting up to `overlap` characters before the previous one ended (the fallback's
+//! sizes, 350 characters, overlap 50: docs/design.md, "Short documents and the fixed fallback").
 
 use super::{Chunk, SplitReason};
 use crate::config::Overlap;

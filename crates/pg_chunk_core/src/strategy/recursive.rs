@@ -1,7 +1,7 @@
 //! `strategy: "recursive"`: packs whole paragraphs up to `max_size`; a paragraph too large
 //! for one chunk is packed sentence by sentence, and a sentence too large is cut at words
-//! (LangChain's RecursiveCharacterTextSplitter order; seed design defaults max 1500, min 500,
-//! overlap 100 characters).
+//! (LangChain's RecursiveCharacterTextSplitter order; defaults max 1500, min 500,
+//! overlap 100 characters: docs/design.md, "The recursive strategy and overlap").
 
 use super::{add_overlap, Chunk, SplitReason};
 use crate::config::ChunkConfig;

@@ -61,7 +61,7 @@ fn analyse(vectors: &Embeddings, sizes: &UnitSizes<'_>, cfg: &ChunkConfig) -> An
     }
 }
 
-/// A short document within the cap stays whole (seed design 000's inline routing).
+/// A short document within the cap stays whole (inline routing: docs/design.md, "Short documents and the fixed fallback").
 fn is_inline(sizes: &UnitSizes<'_>, unit_count: usize, cfg: &ChunkConfig) -> bool {
     sizes.run(0, unit_count - 1, crate::size::SizeUnit::Chars) < cfg.inline_threshold
         && sizes.fits(0, unit_count - 1, cfg.max_size)

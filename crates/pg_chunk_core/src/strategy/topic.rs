@@ -1,4 +1,4 @@
-//! `strategy: "topic_coherence"` (seed design 004): a chunk goes on while the next sentence
+//! `strategy: "topic_coherence"` (docs/design.md, "The five strategies"): a chunk goes on while the next sentence
 //! shares enough keywords with it, no embeddings.
 //!
 //! The rules, sentence by sentence:
@@ -33,7 +33,7 @@ use crate::measures::{jaccard, keywords};
 use crate::sentences::{split_sentences, Span};
 use crate::size::{TokenCounter, UnitSizes};
 
-/// Keyword overlap (Jaccard) a sentence needs with the chunk to continue it (seed design 004).
+/// Keyword overlap (Jaccard) a sentence needs with the chunk to continue it (docs/design.md, "The five strategies").
 pub const COHERENCE_THRESHOLD: f64 = 0.3;
 
 /// Added to the seam at a blank line, so that an undersized chunk merges within its paragraph

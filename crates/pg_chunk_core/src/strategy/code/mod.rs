@@ -1,5 +1,5 @@
-//! `strategy: "code"`: source code cut at function and class boundaries (seed design 001, "Code
-//! Documents") for Python, JavaScript/TypeScript, Java, Go, Rust, C/C++ and SQL.
+//! `strategy: "code"`: source code cut at function and class boundaries (docs/design.md,
+//! "The structure-aware strategies") for Python, JavaScript/TypeScript, Java, Go, Rust, C/C++ and SQL.
 //!
 //! A scanner follows bracket depth, strings, comments and SQL dollar quotes, so a `}` in a string
 //! or a `def` in a docstring changes nothing; line rules (`header`) find top-level definitions,
