@@ -560,10 +560,10 @@ INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension,
 ON CONFLICT (name) DO NOTHING;
 SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'all-minilm-l6-v2-float', 'potion-base-8m', 'multilingual-e5-small', 'multilingual-e5-small-float')$$);
 
--- Reused vectors (issue 22; README, "Reuse"): the store looks every text up in
+-- Reused vectors (docs/store.md, "Reuse: an edit embeds what it changed"): the store looks every text up in
 -- knowledge.stored_vectors before embedding it, keeps chunk rows an edit leaves as they were,
 -- and records each write in knowledge.embedding_writes.
--- The vectors the store embedded, each by what made it (README, "Reuse"): knowledge.write_chunks
+-- The vectors the store embedded, each by what made it (docs/store.md, "Reuse: an edit embeds what it changed"): knowledge.write_chunks
 -- looks every sentence and chunk it embeds up here first (knowledge.embed_chunks_stored), so an
 -- edit embeds only what it changed and a paragraph repeated in many documents is embedded once.
 -- key is (the first 16 bytes of) the sha256 of the model's vector identity (the fields of its

@@ -2,7 +2,7 @@
 -- vectors in step, for every chunk config that applies to them; knowledge.search reads them.
 --
 -- Privileges: the tables belong to the superuser who created the extension. Roles get nothing
--- on documents and chunks until granted (README, "Store"); the functions that write chunks run
+-- on documents and chunks until granted (docs/operations.md, "Privileges"); the functions that write chunks run
 -- as the extension's owner (SECURITY DEFINER, pinned search_path), so a role allowed to write
 -- documents needs no privilege on chunks. knowledge.search runs as its caller, so row-level
 -- security on documents and chunks decides what it returns.
@@ -102,7 +102,7 @@ CREATE TABLE knowledge.chunks (
 CREATE INDEX chunks_tsv ON knowledge.chunks USING gin (tsv);
 CREATE INDEX chunks_run_id ON knowledge.chunks (run_id);
 
--- The vectors the store embedded, each by what made it (README, "Reuse"): knowledge_internal.write_chunks
+-- The vectors the store embedded, each by what made it (docs/store.md, "Reuse: an edit embeds what it changed"): knowledge_internal.write_chunks
 -- looks every sentence and chunk it embeds up here first (knowledge_internal.embed_chunks_stored), so an
 -- edit embeds only what it changed and a paragraph repeated in many documents is embedded once.
 -- key is (the first 16 bytes of) the sha256 of the model's vector identity (the fields of its

@@ -92,7 +92,8 @@ pub fn notice_truncation(model: &str, truncated: usize) {
 }
 
 /// The configuration a fallback chunks with: the same one with the lexical model, or the
-/// seed design's fixed fallback (350 characters, overlap 50) within the same document limit.
+/// fixed fallback (350 characters, overlap 50; docs/design.md, "Short documents and the fixed
+/// fallback") within the same document limit.
 fn fallback_config(cfg: &ChunkConfig) -> Result<ChunkConfig, ChunkError> {
     match cfg.fallback {
         Fallback::Fixed => ChunkConfig::parse(

@@ -42,7 +42,7 @@ static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 /// store looks every text up there before embedding it, so an edit embeds only what changed
 /// and a repeated paragraph is embedded once; past the cap the oldest vectors go first. 1 GB
 /// holds the sentence and chunk vectors of about 80 MB of documents with the default config
-/// (12.8 MB per MB: README, "Reuse"; static models' vectors are not stored). Superuser-only:
+/// (12.8 MB per MB: docs/store.md, "Reuse: an edit embeds what it changed"; static models' vectors are not stored). Superuser-only:
 /// it sizes a table every writer shares.
 static STORED_VECTORS_MB: GucSetting<i32> = GucSetting::<i32>::new(1024);
 

@@ -22,7 +22,8 @@ fn split_sentences_1mb(bencher: Bencher) {
     bencher.counter(BytesCount::new(doc.len())).bench(|| split_sentences(black_box(&doc)));
 }
 
-/// `semantic` is the default (optimal segmentation); `semantic-threshold` the seed design.
+/// `semantic` is the default (optimal segmentation); `semantic-threshold` the percentile rule it replaced
+/// (docs/design.md, "Percentile breakpoints and valleys").
 #[divan::bench(sample_count = 20, args = ["semantic", "semantic-threshold", "fixed", "recursive"])]
 fn chunk_1mb(bencher: Bencher, strategy: &str) {
     let doc = english_prose(MB);

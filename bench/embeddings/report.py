@@ -18,7 +18,7 @@ E5 = "multilingual-e5-small"
 MINILM_FLOAT = "all-minilm-l6-v2-float"
 E5_FLOAT = "multilingual-e5-small-float"
 MODELS = (MINILM, MINILM_FLOAT, POTION, E5, E5_FLOAT)
-# Private memory after embedding the 2,000 sentences (issue 21), MiB.
+# Private memory after embedding the 2,000 sentences (docs/design.md, "Integer kernels"), MiB.
 PRIVATE_TARGET = {MINILM: 60, E5: 120, POTION: 8}
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Embedding benchmark (issue 3): all-MiniLM-L6-v2 through SQL against plain ONNX Runtime, the
+# Embedding benchmark: all-MiniLM-L6-v2 through SQL against plain ONNX Runtime, the
 # static potion-base-8m, multilingual-e5-small, model load time and backend memory. Prints a markdown table.
 #
 #   bash bench/embeddings/run.sh

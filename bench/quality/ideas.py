@@ -1,4 +1,4 @@
-"""The ideas tried for a better semantic strategy (issue 5, part 2), each scored by Pk on the
+"""The ideas tried for a better semantic strategy (docs/design.md, "Optimal segmentation"), each scored by Pk on the
 harness's samples from the same sentence embeddings, so that they differ only in how cuts are
 chosen. No size guards here except the 2,000-character cap where a method takes sizes into
 account; segment.sql scores what knowledge.chunk really does.
@@ -53,7 +53,7 @@ def starts_above(scores, threshold):
 
 
 def seed_rule(vectors, _lengths):
-    """The seed design without its size guards: each vector averaged with its neighbours (±1),
+    """The percentile rule (method threshold) without its size guards: each vector averaged with its neighbours (±1),
     cut above the 92nd percentile of neighbour distances."""
     smoothed = unit_rows(np.array([vectors[max(0, i - 1) : i + 2].sum(0) for i in range(len(vectors))]))
     d = neighbour_distances(smoothed)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Boundary quality (issue 5, part 1): segmentation of the Python 3.11 documentation by Choi's
+# Boundary quality: segmentation of the Python 3.11 documentation by Choi's
 # protocol, scored with Pk and WindowDiff; the ideas tried for the semantic strategy, scored the
 # same way on the same sentence embeddings; then retrieval on the same documents, section titles
 # as queries, scored with recall and precision. Prints three markdown tables.

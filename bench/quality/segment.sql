@@ -10,10 +10,10 @@
 --                                neighbours (buffer 1), cut after the gaps whose cosine distance
 --                                is above the document's 95th percentile; no size limits
 --   seed design                  knowledge.chunk with method threshold: ±1 smoothing, cut above the
---                                92nd percentile, size guards (the default until issue 5)
+--                                92nd percentile, size guards (the default before optimal segmentation)
 --   pg_chunk <cfg>               knowledge.chunk with cfg; the default semantic strategy is optimal
 --                                segmentation (penalty 1.3) with the size guards; the other
---                                strategies (issue 7) with their defaults, every one reported
+--                                strategies (docs/design.md, "The five strategies") with their defaults, every one reported
 --                                (markdown and code on prose are there for completeness: the
 --                                samples have no headings or code)
 -- A chunk that starts inside a sentence (a forced cut) counts as starting that sentence.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Asynchronous ingestion benchmark (issue 8), per model, RUNS rounds side by side:
+# Asynchronous ingestion benchmark, per model, RUNS rounds side by side:
 #   1. insert latency of one 20 KB document, committed, in a sync and in an async chunk config
 #      (pgbench, one client, each insert its own transaction; p50 and p95);
 #   2. throughput: N such documents inserted in one statement, until their chunks are written:

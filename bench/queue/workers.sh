@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bulk ingestion with one and with two background workers (issue 21, §3): DOCUMENTS (default
+# Bulk ingestion with one and with two background workers (docs/operations.md, "Cores: workers and threads"): DOCUMENTS (default
 # 250) documents of 20,000 characters, 5 MB, inserted one per transaction by one pgbench client
 # into an async chunk config with the default model, until knowledge.wait_for_queue says every
 # chunk is written. pg_chunk.workers is read at server start, so each measurement restarts the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reuse benchmark (issue 22): what knowledge.stored_vectors saves the store's writes. Prints
+# Reuse benchmark: what knowledge.stored_vectors saves the store's writes. Prints
 # markdown tables.
 #
 #   bash bench/store/reuse.sh
@@ -10,7 +10,7 @@
 # Default config (semantic chunking, all-minilm-l6-v2), default settings but for
 # pg_chunk.embedding_cache_mb = 0 in the measured sessions, so only stored vectors are reused.
 # Both workloads run with stored vectors on (pg_chunk.stored_vectors_mb at its default) and off
-# (0: every text embedded, as before issue 22), each from an empty store, the order of the two
+# (0: every text embedded, as before vectors were stored), each from an empty store, the order of the two
 # alternating between rounds. Every session warms up first (model loaded, its file hashed, one
 # sentence written through the store), see reuse.sql.
 #

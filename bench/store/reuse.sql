@@ -1,7 +1,7 @@
 -- One timed write in the fresh backend of a new connection (bench/store/reuse.sh):
 --   psql -d DB -v setting=S -v statement=W [-v first=F -v last=L] [-v drain=1] -f reuse.sql
 -- S is on (stored vectors, pg_chunk.stored_vectors_mb at its default) or off
--- (pg_chunk.stored_vectors_mb = 0: every text is embedded, as before issue 22). W is insert
+-- (pg_chunk.stored_vectors_mb = 0: every text is embedded, as before vectors were stored). W is insert
 -- (bench_docs' original document into knowledge.documents), edit (the one document there
 -- updated to bench_docs' edited version) or corpus (bench_corpus' documents F to L, one
 -- statement, so one transaction, each). With drain (the default config in async mode), the

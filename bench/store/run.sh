@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Store benchmark (issue 4): documents/s through the knowledge.documents trigger against
+# Store benchmark: documents/s through the knowledge.documents trigger against
 # chunking and embedding the same documents alone, and knowledge.search latency at 100,000
 # chunks. Prints markdown tables.
 #

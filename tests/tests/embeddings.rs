@@ -62,7 +62,7 @@ fn agreement(client: &mut Client, sentences: &[String], model: &str, float: &str
 
 #[test]
 fn integer_models_agree_with_their_float_copies() {
-    // Issue 21's quality gate: mean cosine >= 0.99 and least >= 0.98 to the float model, on the
+    // The integer models' quality gate (docs/design.md, "Integer kernels"): mean cosine >= 0.99 and least >= 0.98 to the float model, on the
     // parity sentences (MiniLM) and on the e5 fixture's English, Chinese and Hindi ones.
     let (sentences, _) = parity_fixture();
     let e5: serde_json::Value = serde_json::from_str(

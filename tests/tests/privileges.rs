@@ -142,8 +142,8 @@ fn text_statistics_are_shown_only_to_roles_that_may_read_the_chunks() {
     );
 }
 
-/// README, "Privileges": what a role that may write documents still cannot do. Each refusal is
-/// a hole that was open before (issue 23's sweep).
+/// docs/operations.md, "Privileges": what a role that may write documents still cannot do. Each refusal is
+/// a hole that was open before (docs/operations.md, "Privileges").
 #[test]
 fn a_plain_role_cannot_raise_memory_hold_the_queue_or_skip_chunking() {
     const DATABASE: &str = "privileges_sweep";

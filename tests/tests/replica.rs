@@ -1,4 +1,4 @@
-//! A streaming standby (README, "Read replicas"): a primary of its own and a standby made from
+//! A streaming standby (docs/operations.md, "Read replicas"): a primary of its own and a standby made from
 //! it with pg_basebackup, both on this machine beside the test cluster. The standby answers
 //! every read-only function as the primary does, writes nothing (no ERROR in its log), runs no
 //! queue worker, and after pg_promote() keeps the store in step and drains the queue.

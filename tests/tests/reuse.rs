@@ -1,4 +1,4 @@
-//! Reused vectors (README, "Reuse") over real connections: an edit embeds only what it changed
+//! Reused vectors (docs/store.md, "Reuse: an edit embeds what it changed") over real connections: an edit embeds only what it changed
 //! and keeps the chunks it did not touch, identical text is embedded once, nothing made with
 //! another model file, model row or context is reused, and concurrent edits, config changes and
 //! the size cap leave every chunk exact. Each test has a database of its own and embeds with

@@ -163,7 +163,7 @@ fn rechunk_replaces_chunks_and_reports_progress() {
         i64::from(written),
         count(&mut client, &format!("SELECT count(*) FROM knowledge.chunks WHERE document_id = {}", ids[0]))
     );
-    // Nothing changed, so every row stays as it was (README, "Reuse").
+    // Nothing changed, so every row stays as it was (docs/store.md, "Reuse: an edit embeds what it changed").
     assert!(
         count(&mut client, &format!("SELECT max(id) FROM knowledge.chunks WHERE document_id = {}", ids[0])) <= old_ids,
         "kept rows"
@@ -316,7 +316,7 @@ fn store_contents(client: &mut Client) -> Vec<String> {
 
 #[test]
 fn pg_dump_and_restore_keep_every_document_and_chunk() {
-    // The default config as installed (a changed default row is not dumped: README, "Store").
+    // The default config as installed (a changed default row is not dumped: docs/operations.md, "Backup and restore").
     let mut client = fresh_database("dump");
     client
         .batch_execute("INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('small', '{\"strategy\": \"fixed\", \"max_size\": 150}', 'potion-base-8m')")

@@ -10,8 +10,8 @@
 //! each case one statement (a case that writes runs in a transaction that is rolled back). A
 //! case either succeeds, and then its rows are checked (chunks are exactly
 //! `substr(doc, char_offset + 1, char_length)`, vectors have the model's dimension and no NaN,
-//! the store's chunks are exact and embedded), or fails with the SQLSTATE README's "Limits and
-//! errors" gives it. Never XX000, never a lost backend: every mismatch is collected and listed
+//! the store's chunks are exact and embedded), or fails with the SQLSTATE docs/errors.md gives
+//! it. Never XX000, never a lost backend: every mismatch is collected and listed
 //! at the end, and the server log written meanwhile must hold no crash.
 
 use pg_chunk_client_tests::{connect_database, fresh_database};
@@ -35,7 +35,7 @@ use checks::check;
 use database::{crashes_logged_since, prepare_database, prepare_session, retrying, server_log};
 
 const DATABASE: &str = "bad_input";
-/// README: max_document_size defaults to 10 MB (crates/pg_chunk_core/src/config.rs).
+/// docs/errors.md: max_document_size defaults to 10 MB (crates/pg_chunk_core/src/config.rs).
 const MAX_DOCUMENT_SIZE: usize = 10 * 1024 * 1024;
 /// Dimension of the lexical embedder and of potion-base-8m.
 const DIM_256: i32 = 256;
@@ -51,7 +51,7 @@ enum Expect {
     Ok(Option<usize>),
     /// Fail with this SQLSTATE.
     Fails(&'static str),
-    /// One of these outcomes ("00000" = success, then checked), where README leaves it open.
+    /// One of these outcomes ("00000" = success, then checked), where the docs leave it open.
     OneOf(&'static [&'static str]),
 }
 
@@ -331,7 +331,7 @@ fn every_function_refuses_bad_input_deliberately() {
     let mut failures = Vec::new();
     if !mismatches.is_empty() {
         failures.push(format!(
-            "{} of {} cases did not do what README says:\n  {}",
+            "{} of {} cases did not do what the docs say:\n  {}",
             mismatches.len(),
             cases.len(),
             mismatches.join("\n  ")

@@ -76,7 +76,7 @@ pub(super) fn nulls(m: &mut Matrix) {
         Check::Vectors(DIM_256),
         ONE_ROW,
     );
-    // README: a NULL role means passage, as a NULL model means the default one.
+    // docs/sql.md: a NULL role means passage, as a NULL model means the default one.
     m.add(
         "embed(text, model, NULL role)",
         "SELECT knowledge.embed('Bees fly.', 'lexical', NULL) = knowledge.embed('Bees fly.', 'lexical', 'passage')",

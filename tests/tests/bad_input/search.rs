@@ -85,7 +85,7 @@ pub(super) fn search_options(m: &mut Matrix) {
             BAD_CFG,
         );
     }
-    // README: k from 1 to 1000; search takes 4 × k candidates with hnsw.ef_search = max(100, 4 × k).
+    // docs/errors.md: k from 1 to 1000; search takes 4 × k candidates with hnsw.ef_search = max(100, 4 × k).
     for k in ["1", "250", "251", "1000"] {
         m.add(
             format!("search k = {k}"),
@@ -95,7 +95,7 @@ pub(super) fn search_options(m: &mut Matrix) {
             OK,
         );
     }
-    // README: a query of up to 10,000 characters is searched, a longer one refused with 54000
+    // docs/errors.md: a query of up to 10,000 characters is searched, a longer one refused with 54000
     // (PostgreSQL's tsquery parser would run out of stack near 20,000 words).
     let at_limit = "word ".repeat(2_000);
     m.add(

@@ -95,10 +95,10 @@ pub(super) fn store(m: &mut Matrix) {
         TOO_BIG,
     )
     .rolled_back(&[]);
-    // README: "setting the default row's model to potion-base-8m (the static model) makes writes
+    // docs/store.md: "setting the default row's model to potion-base-8m (the static model) makes writes
     // much faster". The config's HNSW index is on its old model's dimension (384) until rebuilt.
     m.add(
-        "default config's model set to potion-base-8m (README's tip), reactivated",
+        "default config's model set to potion-base-8m (docs/store.md's tip), reactivated",
         "UPDATE knowledge.chunk_configs SET active = true, model = 'potion-base-8m' WHERE name = 'default'",
         vec![],
         Check::StoreExact,
@@ -348,7 +348,7 @@ pub(super) fn store(m: &mut Matrix) {
         NO_ROWS,
     )
     .rolled_back(&["SET LOCAL pg_chunk.maintain_chunks = off"]);
-    // Another role: what README reserves for superusers, and what it needs grants for.
+    // Another role: what docs/operations.md reserves for superusers, and what it needs grants for.
     let as_app: &[&str] = &["CREATE ROLE bad_input_app_role", "SET LOCAL ROLE bad_input_app_role"];
     for (label, sql, expect) in [
         ("registers a model", "INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension) VALUES ('evil', 'static', 'a/m', 'a/t', 256)", DENIED),

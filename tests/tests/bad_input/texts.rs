@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
-    /// "" or spaces: no rows anywhere (README), an empty search query included.
+    /// "" or spaces: no rows anywhere (docs/sql.md), an empty search query included.
     Empty,
     /// Whitespace only, but not only spaces: no chunks or sentences.
     Blank,
@@ -263,7 +263,7 @@ pub(super) fn texts_by_functions(m: &mut Matrix) {
             .rolled_back(&["SELECT knowledge.attach('bad_src', 'id', 'body', 'lex')"]);
             // A text as a search query. Left out for the 5 MB ones: parsing them as a tsquery
             // alone takes PostgreSQL most of a minute (see search_of_long_queries below).
-            // README: a query above 10,000 characters is refused with 54000.
+            // docs/errors.md: a query above 10,000 characters is refused with 54000.
             let search = match text.kind {
                 Kind::Empty => NO_ROWS,
                 _ if text.body.chars().count() > 10_000 => TOO_BIG,

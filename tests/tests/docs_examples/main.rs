@@ -1,4 +1,4 @@
-//! Docs that cannot rot (issue 24 §2): every psql example in README.md and docs/*.md is run with
+//! Docs that cannot rot: every psql example in README.md and docs/*.md is run with
 //! psql against a database made afresh, and what psql prints is compared with what the page shows.
 //! A changed behaviour fails here until the page is updated.
 //!
