@@ -170,7 +170,6 @@ fn add_overlap(
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;
 
 #[cfg(test)]
