@@ -20,6 +20,7 @@ pub trait NamedSet: std::str::FromStr {
 
 /// An enum of unit variants, each with its SQL-visible name: `as_str`, `Display`, `FromStr`
 /// (error [`UnknownName`]), `ALL` (in declaration order) and [`NamedSet`].
+#[macro_export]
 macro_rules! named_enum {
     (
         $(#[$meta:meta])*
@@ -70,7 +71,7 @@ macro_rules! named_enum {
     };
 }
 
-pub(crate) use named_enum;
+pub use crate::named_enum;
 
 #[cfg(test)]
 #[path = "names_tests.rs"]

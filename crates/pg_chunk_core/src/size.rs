@@ -17,7 +17,7 @@ pub enum SizeUnit {
 
 impl SizeUnit {
     /// The unit's name in a cfg (`chars`, `words`, `tokens`).
-    pub fn name(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             SizeUnit::Chars => "chars",
             SizeUnit::Words => "words",
@@ -49,7 +49,7 @@ impl Size {
 
 impl std::fmt::Display for Size {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.value, self.unit.name())
+        write!(f, "{} {}", self.value, self.unit.as_str())
     }
 }
 

@@ -1,4 +1,6 @@
 use super::*;
+use std::fmt;
+use std::str::FromStr;
 
 fn round_trips<T>(all: &[T])
 where

@@ -1,6 +1,7 @@
 //! After any strategy (docs/design.md, "The five strategies"): quality metadata per chunk (cfg `metadata`) and the
 //! post-filters that drop chunks not worth retrieving (cfg `filters`).
 
+use crate::names::named_enum;
 use std::collections::HashMap;
 
 use super::Chunk;
@@ -128,30 +129,41 @@ pub fn keep(text: &str) -> bool {
     drop_reason(text).is_none()
 }
 
-/// Why `text` is dropped, checking the most specific rule first:
-/// - `separator`: no letter or digit at all (`---`, `***`, `` ``` ``, `===`, `___`, `* * *`);
-/// - `heading`: every non-empty line is a Markdown ATX heading (`#` to `######`, then a space,
-///   a tab or the end of the line);
-/// - `drawing`: box-drawing or ASCII art, by [`DRAWING_SHARE`];
-/// - `short`: under [`MIN_COLUMNS`];
-/// - `few_words`: under [`MIN_MEANINGFUL_WORDS`] distinct keywords (lowercased words of at
-///   least 3 letters or digits, stopwords removed; each CJK character counts as a word).
-pub fn drop_reason(text: &str) -> Option<&'static str> {
+named_enum! {
+    /// Why cfg `filters` drops a chunk ([`drop_reason`]), the most specific rule first.
+    pub enum DropReason ("drop reason") {
+        /// No letter or digit at all (`---`, `***`, `` ``` ``, `===`, `___`, `* * *`).
+        Separator = "separator",
+        /// Every non-empty line is a Markdown ATX heading (`#` to `######`, then a space, a tab
+        /// or the end of the line).
+        Heading = "heading",
+        /// Box-drawing or ASCII art, by [`DRAWING_SHARE`].
+        Drawing = "drawing",
+        /// Under [`MIN_COLUMNS`].
+        Short = "short",
+        /// Under [`MIN_MEANINGFUL_WORDS`] distinct keywords (lowercased words of at least 3
+        /// letters or digits, stopwords removed; each CJK character counts as a word).
+        FewWords = "few_words",
+    }
+}
+
+/// Why `text` is dropped under cfg `filters`, or `None` when it is kept.
+pub fn drop_reason(text: &str) -> Option<DropReason> {
     let text = text.trim();
     if !text.chars().any(char::is_alphanumeric) {
-        return Some("separator");
+        return Some(DropReason::Separator);
     }
     if text.lines().filter(|line| !line.trim().is_empty()).all(is_heading_line) {
-        return Some("heading");
+        return Some(DropReason::Heading);
     }
     if is_drawing(text) {
-        return Some("drawing");
+        return Some(DropReason::Drawing);
     }
     if text.chars().map(|c| if is_ideograph(c) { 2 } else { 1 }).sum::<usize>() < MIN_COLUMNS {
-        return Some("short");
+        return Some(DropReason::Short);
     }
     if meaningful_words(text) < MIN_MEANINGFUL_WORDS {
-        return Some("few_words");
+        return Some(DropReason::FewWords);
     }
     None
 }
