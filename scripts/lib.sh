@@ -61,32 +61,36 @@ ensure_pip() {
     fi
 }
 
-# Builds pgvector $PGVECTOR_VERSION from Debian 13's source package into the PostgreSQL whose
-# pg_config is $1, unless it has it already.
-PGVECTOR_VERSION=0.8.0
+# Builds pgvector $PGVECTOR_VERSION into the PostgreSQL whose pg_config is $1, unless it has it
+# already. Debian 12 ships no 0.8; this is the upstream tarball of Debian 13's pgvector 0.8.6-1
+# source package (sha256 as its signed .dsc lists it; the archive's index names 0.8.7, whose files
+# answer 404 here). 0.8.2 fixed a buffer overflow in parallel HNSW builds, 0.8.3 and 0.8.4 the
+# HNSW VACUUM race that tests/tests/pgvector.rs provokes (docs/errors.md).
+PGVECTOR_VERSION=0.8.6
+PGVECTOR_SHA256=25c9b78cfdaa43c66788d7490246ac24e4fe1c86f19c4b60c089b723f84a4a0d
 build_pgvector() {
     local pg_config=$1 dir=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/pgvector
+    local tarball=pgvector_$PGVECTOR_VERSION.orig.tar.gz source=pgvector-$PGVECTOR_VERSION
     if [ -f "$("$pg_config" --sharedir)/extension/vector--$PGVECTOR_VERSION.sql" ]; then
         say "pgvector $PGVECTOR_VERSION already in $("$pg_config" --version)"
         return
     fi
-    add_trixie_sources
     mkdir -p "$dir"
     (
         cd "$dir"
-        [ -f "pgvector_$PGVECTOR_VERSION.orig.tar.gz" ] || apt-get source --download-only pgvector
-        rm -rf "pgvector-$PGVECTOR_VERSION"
-        tar xzf "pgvector_$PGVECTOR_VERSION.orig.tar.gz"
-        cd "pgvector-$PGVECTOR_VERSION"
+        download_debian_source pgvector "$tarball" "$PGVECTOR_SHA256"
+        rm -rf "$source"
+        mkdir "$source"
+        tar xzf "$tarball" -C "$source" --strip-components=1
+        cd "$source"
         make -s PG_CONFIG="$pg_config"
+        move_library_aside "$pg_config" vector.so
         make -s install PG_CONFIG="$pg_config"
+        rm -f "$("$pg_config" --pkglibdir)/vector.so.previous"
     )
     say "pgvector $PGVECTOR_VERSION installed into $("$pg_config" --sharedir)/extension"
 }
 
-# Debian 12 ships no pgvector 0.8.0; Debian 13's source package has it. Adds a deb-src entry
-# for trixie that reuses the Debian mirror this machine is already configured with. (0.8.4 and
-# later fix an HNSW VACUUM race, tests/tests/pgvector.rs, but the archive serves us no later version.)
 # The Debian mirror this machine's apt sources name (no trailing slash).
 debian_mirror() {
     local mirror
@@ -96,22 +100,23 @@ debian_mirror() {
     printf '%s' "${mirror%/}"
 }
 
-add_trixie_sources() {
-    local list=/etc/apt/sources.list.d/pg_chunk-trixie-src.sources mirror
-    if [ ! -f "$list" ]; then
-        mirror=$(debian_mirror)
-        say "adding deb-src trixie main from $mirror"
-        printf 'Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$mirror" >"$list"
-    fi
-    apt-get update -qq
+# Downloads file $2 of Debian source package $1 into the current directory from the pool of this
+# machine's Debian mirror, unless it is there already with sha256 $3: with apt's own downloader
+# (the mirror and proxy settings apt uses, the hash checked).
+download_debian_source() {
+    local package=$1 file=$2 sha256=$3
+    [ "$(file_sha256 "$file")" != "$sha256" ] || return 0
+    say "downloading $file from Debian's archive"
+    /usr/lib/apt/apt-helper download-file "$(debian_mirror)/pool/main/${package:0:1}/$package/$file" "$file" \
+        "SHA256:$sha256"
 }
 
-# pg_chunk.so is mapped by every backend that used it, and by the postmaster itself once it is
-# in shared_preload_libraries: overwriting the file in place crashes them (SIGBUS). Moved aside
-# first, the old file lives on for them until the cluster restarts.
+# A library ($2, default pg_chunk.so) is mapped by every backend that used it, and pg_chunk.so by
+# the postmaster itself once it is in shared_preload_libraries: overwriting the file in place
+# crashes them (SIGBUS). Moved aside first, the old file lives on for them until they exit.
 move_library_aside() {
     local library
-    library="$("${1:-$PG_CONFIG}" --pkglibdir)/pg_chunk.so"
+    library="$("${1:-$PG_CONFIG}" --pkglibdir)/${2:-pg_chunk.so}"
     if [ -f "$library" ]; then mv -f "$library" "$library.previous"; fi
 }
 

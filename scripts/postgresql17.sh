@@ -22,12 +22,7 @@ if [ -x "$PG17_CONFIG" ]; then
 else
     mkdir -p "$BUILD_DIR/postgresql-17-source"
     cd "$BUILD_DIR/postgresql-17-source"
-    if [ "$(file_sha256 "$TARBALL")" != "$TARBALL_SHA256" ]; then
-        say "downloading $TARBALL from Debian's archive"
-        # apt's own downloader: the mirror this machine uses, its proxy settings, the hash checked.
-        /usr/lib/apt/apt-helper download-file "$(debian_mirror)/pool/main/p/postgresql-17/$TARBALL" "$TARBALL" \
-            "SHA256:$TARBALL_SHA256"
-    fi
+    download_debian_source postgresql-17 "$TARBALL" "$TARBALL_SHA256"
     rm -rf "postgresql-$VERSION" "$ROOT"
     tar xjf "$TARBALL"
     cd "postgresql-$VERSION"
