@@ -368,7 +368,9 @@ BEGIN
            f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id
     FROM unnest(fresh) AS f
     WHERE NOT EXISTS (SELECT FROM knowledge.chunks AS c
-                      WHERE c.document_id = f.document_id AND c.chunk_config = f.chunk_config AND c.chunk_index = f.chunk_index);
+                      WHERE c.document_id = f.document_id AND c.chunk_config = f.chunk_config AND c.chunk_index = f.chunk_index)
+    -- ids in the chunks' order, whatever join the planner picks (16 picks another than 15)
+    ORDER BY f.document_id, f.chunk_index;
     GET DIAGNOSTICS written = ROW_COUNT;
     SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
     INTO embedded_after, reused_after FROM knowledge.embedding_stats() AS s;
