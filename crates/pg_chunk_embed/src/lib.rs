@@ -17,15 +17,18 @@ mod error;
 pub mod files;
 mod mapped;
 mod names;
+mod pieces;
 mod pooling;
 pub mod reuse;
 mod runtime;
 mod safetensors;
 mod static_model;
 mod tokenize;
+mod tokenizer_model;
 mod transformer;
 mod unigram;
 mod word_cache;
+mod wordpiece;
 
 use std::path::PathBuf;
 

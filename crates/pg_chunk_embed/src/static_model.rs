@@ -11,7 +11,7 @@ use crate::mapped::MappedFile;
 use crate::pooling::l2_normalize;
 use crate::safetensors::{read_embedding_table, EmbeddingTable, FileBytes};
 use crate::tokenize::{load_plain_tokenizer, with_prefix, Tokenizer};
-use crate::unigram::TokenizerModel;
+use crate::tokenizer_model::TokenizerModel;
 use crate::word_cache::WordTokenizer;
 use crate::ModelFile;
 use crate::{EmbedOutput, ModelSpec, Role, SentenceModel};
@@ -135,8 +135,13 @@ impl SentenceModel for StaticModel {
 fn unknown_token(tokenizer: &Tokenizer) -> Option<String> {
     match tokenizer.get_model() {
         TokenizerModel::Library(ModelWrapper::WordPiece(model)) => Some(model.unk_token.clone()),
+        TokenizerModel::WordPiece(model) => Some(model.unknown_token().to_string()),
         TokenizerModel::Library(ModelWrapper::WordLevel(model)) => Some(model.unk_token.clone()),
         TokenizerModel::Library(ModelWrapper::BPE(model)) => model.unk_token.clone(),
         TokenizerModel::Library(ModelWrapper::Unigram(_)) | TokenizerModel::Unigram(_) => None,
     }
 }
+
+#[cfg(test)]
+#[path = "static_model_tests.rs"]
+mod tests;

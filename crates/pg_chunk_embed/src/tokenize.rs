@@ -11,11 +11,11 @@ use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::{Encoding, PostProcessor, TokenizerImpl, TruncationDirection};
 
 use crate::error::{require_file, EmbedError};
-use crate::unigram::TokenizerModel;
+use crate::tokenizer_model::TokenizerModel;
 use crate::ModelFile;
 
-/// A `tokenizer.json` as pg_chunk loads it: `tokenizers`' pipeline, with a Unigram vocabulary
-/// held compactly (unigram.rs).
+/// A `tokenizer.json` as pg_chunk loads it: `tokenizers`' pipeline, with a Unigram or WordPiece
+/// vocabulary held compactly (tokenizer_model.rs).
 pub(crate) type Tokenizer =
     TokenizerImpl<TokenizerModel, NormalizerWrapper, PreTokenizerWrapper, PostProcessorWrapper, DecoderWrapper>;
 

@@ -1,4 +1,6 @@
 use super::*;
+use crate::tokenizer_model::TokenizerModel;
+use serde_json::Value;
 use tokenizers::models::unigram::Unigram;
 
 /// A small vocabulary with multibyte pieces, shared prefixes, equal scores and a duplicate.
@@ -94,15 +96,4 @@ fn without_unk_id_an_unknown_character_is_an_error_and_a_bad_unk_id_is_refused()
     assert!(compact.tokenize("ab").is_ok());
     assert!(compact.tokenize("xyz").is_err());
     assert!(CompactUnigram::new(vocabulary, Some(99)).is_err());
-}
-
-#[test]
-fn a_tokenizer_json_with_a_unigram_model_gets_the_compact_one_and_others_the_library_s() {
-    let unigram = r#"{"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0]]}"#;
-    assert!(matches!(serde_json::from_str::<TokenizerModel>(unigram).unwrap(), TokenizerModel::Unigram(_)));
-    let fallback = r#"{"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]], "byte_fallback": true}"#;
-    assert!(matches!(serde_json::from_str::<TokenizerModel>(fallback).unwrap(), TokenizerModel::Library(_)));
-    let word_level = r#"{"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}"#;
-    assert!(matches!(serde_json::from_str::<TokenizerModel>(word_level).unwrap(), TokenizerModel::Library(_)));
-    assert!(serde_json::from_str::<TokenizerModel>(r#"{"type": "Unigram", "unk_id": 5, "vocab": []}"#).is_err());
 }
