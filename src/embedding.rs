@@ -3,6 +3,7 @@
 
 use crate::errors::Error;
 use crate::gucs;
+use crate::heap;
 use crate::models::{record, with_model, LEXICAL};
 use crate::stored_vectors::StoredVectors;
 use crate::vector::Vector;
@@ -54,6 +55,7 @@ pub fn embed_texts(
         stats.stored_hits += reused.stored_hits as i64;
         stats.embed_ms += started.elapsed().as_secs_f64() * 1000.0;
     });
+    heap::trim_after_transaction_if_large(std::mem::size_of_val(reused.vectors.as_slice()));
     Ok(Embedded { vectors: Embeddings::new(spec.dimension, reused.vectors), truncated: reused.truncated })
 }
 

@@ -19,6 +19,7 @@ mod chunking;
 mod embedding;
 mod errors;
 mod gucs;
+mod heap;
 mod models;
 mod store;
 mod stored_vectors;

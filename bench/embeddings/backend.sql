@@ -7,6 +7,8 @@
 --    first call (load, registry lookup, first inference);
 -- 3. resident memory after embedding the 2,000 corpus sentences in one embed_batch call with the
 --    embedding cache off (the cache, 64 MB by default, would add up to its size on top).
+-- 4. resident memory once that transaction has ended: what the backend then holds, idle in a pool
+--    (after a large call pg_chunk returns the freed heap at the transaction's end: src/heap.rs).
 -- RssAnon (VmRSS less RssFile and RssShmem) is the backend's private memory: what every backend
 -- that embeds adds again. RssFile (the mapped weights and libraries) is the page cache's, shared.
 -- Prints "key<TAB>value" rows; memory in kB.
@@ -47,5 +49,7 @@ BEGIN
         ('rss_file_after_kb', pg_temp.status_kb('RssFile'));
 END
 $$;
+
+INSERT INTO result VALUES ('rss_anon_idle_kb', pg_temp.status_kb('RssAnon'));
 
 SELECT key || E'\t' || value FROM result;

@@ -87,13 +87,16 @@ def main():
         row(f"backend VmRSS growth, {model}: loaded + 2,000 sentences embedded",
             [(b["rss_after_kb"] - b["rss_before_kb"]) / 1024 for b in backends], MIB)
         limit = PRIVATE_TARGET.get(model)
-        row(f"backend private memory (RssAnon) after embedding, {model}", [b["rss_anon_after_kb"] / 1024 for b in backends], MIB,
+        row(f"backend private memory (RssAnon) right after embedding, in its transaction, {model}",
+            [b["rss_anon_after_kb"] / 1024 for b in backends], MIB)
+        row(f"backend private memory (RssAnon) it holds once the transaction has ended, {model}",
+            [b["rss_anon_idle_kb"] / 1024 for b in backends], MIB,
             f"≤ {limit} MiB" if limit else "", (lambda v, limit=limit: v <= limit) if limit else None)
         row(f"… of which growth since the fresh backend, {model}",
-            [(b["rss_anon_after_kb"] - b["rss_anon_before_kb"]) / 1024 for b in backends], MIB)
+            [(b["rss_anon_idle_kb"] - b["rss_anon_before_kb"]) / 1024 for b in backends], MIB)
     concurrent = list(series(runs, f"concurrent:{MINILM}", lambda run: run).values())
     if concurrent:
-        growth = sum(b["rss_anon_after_kb"] - b["rss_anon_before_kb"] for b in concurrent) / 1024
+        growth = sum(b["rss_anon_idle_kb"] - b["rss_anon_before_kb"] for b in concurrent) / 1024
         rows.append((f"{len(concurrent)} backends at once, {MINILM}: private memory growth, all together",
                      f"{growth:,.0f} MiB", "1 run", "≤ 1,229 MiB (1.2 GiB)", "met" if growth <= 1229 else "**not met**"))
 
