@@ -202,6 +202,37 @@ impl PieceTable {
     }
 }
 
+/// The `tokenizers::Model` methods that only read the vocabulary, for a model that keeps it in a
+/// `pieces: PieceTable` field; `$kind` names the model in the error `save` gives.
+macro_rules! vocabulary_methods {
+    ($kind:literal) => {
+        fn token_to_id(&self, token: &str) -> Option<u32> {
+            self.pieces.lookup(token)
+        }
+
+        fn id_to_token(&self, id: u32) -> Option<String> {
+            self.pieces.get(id).map(str::to_string)
+        }
+
+        fn get_vocab(&self) -> std::collections::HashMap<String, u32> {
+            self.pieces.vocab()
+        }
+
+        fn get_vocab_size(&self) -> usize {
+            self.pieces.len()
+        }
+
+        fn save(
+            &self,
+            _folder: &std::path::Path,
+            _prefix: Option<&str>,
+        ) -> tokenizers::Result<Vec<std::path::PathBuf>> {
+            Err(concat!("pg_chunk's compact ", $kind, " model is not saved").into())
+        }
+    };
+}
+pub(crate) use vocabulary_methods;
+
 #[cfg(test)]
 #[path = "pieces_tests.rs"]
 mod tests;

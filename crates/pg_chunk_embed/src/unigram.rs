@@ -12,14 +12,11 @@
 //! on e5's fixture sentences. Only models without `byte_fallback` are taken; others keep
 //! `tokenizers`' model.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
 use tokenizers::models::unigram::UnigramTrainer;
 use tokenizers::models::TrainerWrapper;
 use tokenizers::{Model, Token};
 
-use crate::pieces::PieceTable;
+use crate::pieces::{vocabulary_methods, PieceTable};
 
 /// What `tokenizers` scores an unknown character below the lowest piece.
 const UNKNOWN_PENALTY: f64 = 10.0;
@@ -120,25 +117,7 @@ impl Model for CompactUnigram {
         Ok(tokens)
     }
 
-    fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.pieces.lookup(token)
-    }
-
-    fn id_to_token(&self, id: u32) -> Option<String> {
-        self.pieces.get(id).map(str::to_string)
-    }
-
-    fn get_vocab(&self) -> HashMap<String, u32> {
-        self.pieces.vocab()
-    }
-
-    fn get_vocab_size(&self) -> usize {
-        self.pieces.len()
-    }
-
-    fn save(&self, _folder: &Path, _prefix: Option<&str>) -> tokenizers::Result<Vec<PathBuf>> {
-        Err("pg_chunk's compact Unigram model is not saved".into())
-    }
+    vocabulary_methods!("Unigram");
 
     fn get_trainer(&self) -> TrainerWrapper {
         UnigramTrainer::default().into()

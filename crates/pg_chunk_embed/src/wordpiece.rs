@@ -14,14 +14,11 @@
 //! taken (tokenizer_model.rs); others keep `tokenizers`' model, whose `id_to_token` and
 //! `get_vocab_size` differ for them.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
 use tokenizers::models::wordpiece::{Error as WordPieceError, WordPieceTrainer};
 use tokenizers::models::TrainerWrapper;
 use tokenizers::{Model, Token};
 
-use crate::pieces::PieceTable;
+use crate::pieces::{vocabulary_methods, PieceTable};
 
 pub(crate) struct CompactWordPiece {
     pieces: PieceTable,
@@ -107,25 +104,7 @@ impl Model for CompactWordPiece {
         Ok(tokens)
     }
 
-    fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.pieces.lookup(token)
-    }
-
-    fn id_to_token(&self, id: u32) -> Option<String> {
-        self.pieces.get(id).map(str::to_string)
-    }
-
-    fn get_vocab(&self) -> HashMap<String, u32> {
-        self.pieces.vocab()
-    }
-
-    fn get_vocab_size(&self) -> usize {
-        self.pieces.len()
-    }
-
-    fn save(&self, _folder: &Path, _prefix: Option<&str>) -> tokenizers::Result<Vec<PathBuf>> {
-        Err("pg_chunk's compact WordPiece model is not saved".into())
-    }
+    vocabulary_methods!("WordPiece");
 
     fn get_trainer(&self) -> TrainerWrapper {
         WordPieceTrainer::builder().build().into()
