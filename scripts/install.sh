@@ -40,6 +40,12 @@ build_pgvector "$PG_CONFIG"
 # Step "models and ONNX Runtime" (prints its own header, so it also runs alone).
 bash scripts/models.sh
 
+if ! ((existing)); then
+    # PostgreSQL 16 and 17 for the tests' other runs (scripts/test.sh); not used by the demo.
+    bash scripts/postgresql16.sh
+    bash scripts/postgresql17.sh
+fi
+
 step "cargo-pgrx $PGRX_VERSION"
 if cargo pgrx --version 2>/dev/null | grep -q "$PGRX_VERSION"; then
     say "already installed"
@@ -47,12 +53,18 @@ else
     say "cargo install cargo-pgrx (takes about 7 minutes)"
     cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
 fi
+# The PostgreSQL installations pgrx builds for: the one named, or 15 and the test matrix.
 major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
-if grep -qs "pg$major = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
-    say "pgrx already knows PostgreSQL $major"
-else
-    cargo pgrx init --pg"$major"="$PG_CONFIG"
+versions=(--pg"$major"="$PG_CONFIG")
+if ! ((existing)); then
+    for version in $TEST_VERSIONS; do versions+=(--pg"$version"="$(test_pg_config "$version")"); done
 fi
+unknown=0
+for option in "${versions[@]}"; do
+    option=${option#--}
+    grep -qsxF "${option%%=*} = \"${option#*=}\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml" || unknown=1
+done
+if ((unknown)); then cargo pgrx init "${versions[@]}"; else say "pgrx knows ${versions[*]}"; fi
 
 if ((existing)); then
     step "build and install pg_chunk (release) into $("$PG_CONFIG" --version)"
@@ -61,18 +73,6 @@ if ((existing)); then
     say "then in a database: CREATE EXTENSION pg_chunk CASCADE;"
     exit 0
 fi
-
-# PostgreSQL 16 and 17 for the tests' other runs (scripts/test.sh); not used by the demo.
-bash scripts/postgresql16.sh
-bash scripts/postgresql17.sh
-versions=(--pg15="$PG_CONFIG")
-for version in $TEST_VERSIONS; do versions+=(--pg"$version"="$(test_pg_config "$version")"); done
-unknown=0
-for option in "${versions[@]}"; do
-    option=${option#--}
-    grep -qsxF "${option%%=*} = \"${option#*=}\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml" || unknown=1
-done
-if ((unknown)); then cargo pgrx init "${versions[@]}"; else say "pgrx knows PostgreSQL 15 $TEST_VERSIONS"; fi
 
 step "build and install pg_chunk (release)"
 install_release

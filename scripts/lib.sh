@@ -222,9 +222,6 @@ CONF
     runuser -u postgres -- "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 start >/dev/null
     say "$("$bin/postgres" --version) running on port $port"
 }
-# Until the in-flight work that calls it by this name lands (then removed).
-PG16_PORT=5433
-restart_pg16_cluster() { restart_test_cluster 16; }
 
 # Lets the invoking OS user (root in CI) connect over the socket with peer authentication.
 ensure_superuser_role() {
