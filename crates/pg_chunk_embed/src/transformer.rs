@@ -56,7 +56,10 @@ fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> 
 /// session over the copy with `optimize_graph` off skips the optimisation, and ONNX Runtime maps
 /// the weights file instead of building float32 weights in each process: for int8 MiniLM,
 /// session creation falls from about 0.39 s to 0.10 s and a backend's anonymous memory by about
-/// 95 MB (bench/README.md). The copy belongs to the ONNX Runtime release that wrote it.
+/// 95 MB (bench/README.md). An Add followed by LayerNormalization is left as it is, not fused
+/// into SkipLayerNormalization, which this ONNX Runtime runs slower on CPU (int8 MiniLM in
+/// batches of 16: 396 sentences/s fused, 520 unfused; scripts/int8/README.md). The copy belongs
+/// to the ONNX Runtime release that wrote it.
 pub fn optimize_transformer(library_path: &Path, model: &Path, output: &Path) -> Result<(), EmbedError> {
     require_file(model, ModelFile::Model)?;
     let weights_name = output
@@ -69,6 +72,7 @@ pub fn optimize_transformer(library_path: &Path, model: &Path, output: &Path) ->
         .with_intra_threads(1)?
         .with_config_entry("session.optimized_model_external_initializers_file_name", &weights_name)?
         .with_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")?
+        .with_config_entry("optimization.disable_specified_optimizers", "SkipLayerNormFusion")?
         .with_optimized_model_path(output)?;
     builder
         .commit_from_file(model)

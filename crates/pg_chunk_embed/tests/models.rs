@@ -134,8 +134,9 @@ fn minilm_batch_size_does_not_change_vectors() {
 
 #[test]
 fn integer_models_give_a_text_the_same_vector_alone_and_in_any_batch() {
-    // Their activations are quantized with one scale per run, so batching would let a text's
-    // neighbours change its vector (cosine down to 0.965): each text runs alone.
+    // MiniLM's graph quantizes each token's activations on their own, so batching leaves every
+    // vector as it is; e5's takes one scale per run, and batching would let a text's neighbours
+    // change its vector (cosine down to 0.965), so each of its texts runs alone.
     for spec in [int8_spec(minilm_spec()), int8_spec(e5_spec())] {
         let mut model = load(&spec);
         let texts = mixed_lengths();
@@ -145,6 +146,32 @@ fn integer_models_give_a_text_the_same_vector_alone_and_in_any_batch() {
         assert_eq!(one_at_a_time.vectors, batched.vectors, "{}", spec.name);
         let alone = embed(model.as_mut(), &texts[5..6], 16);
         assert_eq!(alone.vectors, one_at_a_time.rows().nth(5).unwrap(), "{}", spec.name);
+    }
+}
+
+#[test]
+fn integer_minilm_runs_texts_in_batches_and_integer_e5_one_at_a_time() {
+    // The caller's check runs before every batch (and every batch's worth of tokenized texts), so
+    // it counts the runs.
+    let texts = mixed_lengths();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for (spec, batched) in [(int8_spec(minilm_spec()), true), (int8_spec(e5_spec()), false)] {
+        let mut model = load(&spec);
+        let mut checks = 0;
+        model.embed(&texts, Role::Passage, 16, &mut || checks += 1).expect("embed");
+        let tokenizing = texts.len().div_ceil(16);
+        if batched {
+            // Batches follow the cost model (batching.rs): 18 runs for these 37 lengths (3-83 tokens).
+            assert!(
+                checks - tokenizing < texts.len() * 2 / 3,
+                "{}: {} runs for {} texts",
+                spec.name,
+                checks - tokenizing,
+                texts.len()
+            );
+        } else {
+            assert_eq!(checks - tokenizing, texts.len(), "{}", spec.name);
+        }
     }
 }
 
