@@ -66,7 +66,7 @@ run_workload() { # round workload
 
 # The raw baseline loads the files knowledge.models names, as the extension does.
 # The raw baseline runs the default model's file as the extension does: one text a run when the
-# graph quantizes its activations at run time (crates/pg_chunk_embed/src/transformer.rs).
+# graph quantizes its activations with one scale a run (crates/pg_chunk_embed/src/transformer.rs).
 mapfile -t minilm_files < <(sql -c "SELECT '--model-file=$models/' || model_file, '--tokenizer-file=$models/' || tokenizer_file
     FROM knowledge.models WHERE name = 'all-minilm-l6-v2'"  -c "SELECT '--no-graph-optimization' FROM knowledge.models
     WHERE name = 'all-minilm-l6-v2' AND NOT optimize_graph" | tr '|' '\n')
