@@ -10,10 +10,11 @@
                 L2 normalisation. The model file is the float32 copy pg_chunk installs
                 (model.optimized.onnx, optimisation off: all-MiniLM-L6-v2 as a user runs it), or
                 the file named by PG_CHUNK_PEERS_MINILM_FILE in the same folder, e.g.
-                model.int8.onnx, pg_chunk's default: a graph that quantizes activations at run
-                time is then run one text at a time, as pg_chunk runs it (its vectors would
-                otherwise depend on the batch), and token types are fed only to a graph that
-                declares them.
+                model.int8.onnx, pg_chunk's default: a graph that quantizes activations with one
+                scale a run (DynamicQuantize) is then run one text at a time, as pg_chunk runs it
+                (its vectors would otherwise depend on the batch; the installed MiniLM quantizes
+                per token and batches), and token types are fed only to a graph that declares
+                them.
   potion        potion-base-8m through model2vec's StaticModel loaded from the installed folder
                 (what a Chonkie or LangChain user would run; pg_chunk's static model does the same
                 arithmetic: no special tokens, [UNK] dropped, mean, L2 normalisation).
