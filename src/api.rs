@@ -5,7 +5,7 @@
 //! arguments. STRICT: a NULL document or cfg gives no rows.
 
 use crate::cfg::Cfg;
-use crate::chunking::{notice_truncation, notice_wide_chunks, with_chunking_model};
+use crate::chunking::{check_for_cancel, notice_truncation, notice_wide_chunks, with_chunking_model};
 use crate::embedding::embed_optional;
 use crate::errors::Error;
 use crate::gucs;
@@ -14,7 +14,7 @@ use crate::vector::Vector;
 use pg_chunk_core::config::Strategy;
 use pg_chunk_core::offsets::CharCursor;
 use pg_chunk_core::plot::{render_svg, PlotLabels};
-use pg_chunk_core::sentences::split_sentences as split_units;
+use pg_chunk_core::sentences::split_sentences_interruptible;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
 use pg_chunk_core::{chunk_document, explain_semantic, ChunkConfig, ChunkError};
 use pg_chunk_embed::Role;
@@ -73,12 +73,17 @@ fn semantic_chunk(
 #[pg_extern(immutable, parallel_safe, strict)]
 fn split_sentences(
     doc: &str,
-) -> TableIterator<
-    'static,
-    (name!(sentence_index, i32), name!(content, String), name!(char_offset, i32), name!(char_length, i32)),
+) -> Result<
+    TableIterator<
+        'static,
+        (name!(sentence_index, i32), name!(content, String), name!(char_offset, i32), name!(char_length, i32)),
+    >,
+    ErrorReport,
 > {
+    let units =
+        split_sentences_interruptible(doc, &check_for_cancel).map_err(|e| Error::from(e).report("split_sentences"))?;
     let mut cursor = CharCursor::new(doc);
-    let rows: Vec<_> = split_units(doc)
+    let rows: Vec<_> = units
         .into_iter()
         .enumerate()
         .map(|(i, unit)| {
@@ -86,7 +91,7 @@ fn split_sentences(
             (sql_int(i), text.to_string(), sql_int(cursor.char_offset(unit.start)), sql_int(text.chars().count()))
         })
         .collect();
-    TableIterator::new(rows)
+    Ok(TableIterator::new(rows))
 }
 
 /// One row per sentence: the distance curve, the threshold, and where and why chunks start.

@@ -6,8 +6,9 @@ use crate::errors::Error;
 use crate::gucs;
 use crate::models::{with_model, LEXICAL};
 use pg_chunk_core::config::Fallback;
+use pg_chunk_core::curve::Embeddings;
 use pg_chunk_core::embed::Embedder;
-use pg_chunk_core::lexical::LexicalEmbedder;
+use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
 use pg_chunk_core::{ChunkConfig, ChunkError};
 use pgrx::pg_sys::panic::ErrorReport;
@@ -23,7 +24,7 @@ pub fn with_chunking_model<R>(
 ) -> Result<R, Error> {
     let name = cfg.model.clone().unwrap_or_else(gucs::default_model);
     if name == LEXICAL {
-        return Ok(f(cfg, &mut LexicalEmbedder, &EstimatedTokens)?);
+        return Ok(f(cfg, &mut CancellableLexical, &EstimatedTokens)?);
     }
     let outcome = with_model(&name, |model| {
         let fitted = cfg.for_model_window(cfg.model_window(model.passage_window()));
@@ -46,9 +47,31 @@ pub fn with_chunking_model<R>(
                 format!("{err}; chunking with fallback \"{}\" instead", cfg.fallback)
             );
             let fallback_cfg = fallback_config(cfg)?;
-            Ok(f(&fallback_cfg, &mut LexicalEmbedder, &EstimatedTokens)?)
+            Ok(f(&fallback_cfg, &mut CancellableLexical, &EstimatedTokens)?)
         }
         Err(err) => Err(err),
+    }
+}
+
+/// The chunking core's interrupt check (`Embedder::check_interrupt`) in a backend: a pending
+/// cancel or statement_timeout raises its ERROR (57014) right here. pgrx turns the ERROR into a
+/// Rust panic that unwinds through the core's frames (none catches it, and no C frame lies in
+/// between) and raises it again at the SQL function's boundary, so this never returns `Err`.
+pub fn check_for_cancel() -> Result<(), ChunkError> {
+    pgrx::check_for_interrupts!();
+    Ok(())
+}
+
+/// The lexical embedder, stopped by a cancel like every other model.
+struct CancellableLexical;
+
+impl Embedder for CancellableLexical {
+    fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
+        lexical_embeddings(texts, &check_for_cancel)
+    }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        check_for_cancel()
     }
 }
 

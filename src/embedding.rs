@@ -1,6 +1,7 @@
 //! Embedding texts with a loaded model through the per-backend cache, and the adapter that lets
 //! the chunking core use a model as its embedder and token counter.
 
+use crate::chunking::check_for_cancel;
 use crate::errors::Error;
 use crate::gucs;
 use crate::heap;
@@ -76,7 +77,7 @@ pub struct EmbeddedRows {
 pub fn embed_optional(inputs: &[Option<&str>], name: &str, role: Role) -> Result<EmbeddedRows, Error> {
     let texts: Vec<&str> = inputs.iter().flatten().copied().collect();
     let (vectors, truncated) = if name == LEXICAL {
-        (lexical_embeddings(&texts), 0)
+        (lexical_embeddings(&texts, &check_for_cancel)?, 0)
     } else {
         let embedded = with_model(name, |m| embed_texts(name, m, &texts, role))?.map_err(|e| Error::Embed {
             source: e,
@@ -141,6 +142,10 @@ impl Embedder for &ModelAdapter<'_> {
             .map_err(|e| ChunkError::embedder(Error::embed(e, model.spec())))?;
         self.truncated.set(self.truncated.get() + embedded.truncated);
         Ok(embedded.vectors)
+    }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        check_for_cancel()
     }
 }
 

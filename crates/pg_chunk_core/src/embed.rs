@@ -1,4 +1,5 @@
-//! The interface between chunking and whatever turns text into vectors.
+//! The interface between chunking and whatever turns text into vectors, and the caller's way to
+//! stop a chunking call early.
 
 use crate::curve::Embeddings;
 use crate::error::ChunkError;
@@ -10,4 +11,10 @@ use crate::error::ChunkError;
 pub trait Embedder {
     /// One vector per text, in order.
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError>;
+
+    /// Whether chunking may go on: the long loops of a chunking call (sentence splitting, the
+    /// lexical vectors, segmentation) call it as they go, about every 0.1 ms to 1 ms of work,
+    /// and an error it returns stops the call and is returned as is. A database backend checks
+    /// for a cancel or statement_timeout here; a wrapping embedder passes the call on.
+    fn check_interrupt(&self) -> Result<(), ChunkError>;
 }

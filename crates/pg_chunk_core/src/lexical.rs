@@ -12,19 +12,31 @@ use crate::size::is_ideograph;
 pub const LEXICAL_DIM: usize = 256;
 
 /// The model-free embedder (`model: "lexical"`): [`lexical_embeddings`] of a document's units.
+/// Nothing interrupts it; a caller that must be able to stop it supplies an embedder of its own
+/// that calls [`lexical_embeddings`] with its check.
 pub struct LexicalEmbedder;
 
 impl Embedder for LexicalEmbedder {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
-        Ok(lexical_embeddings(texts))
+        lexical_embeddings(texts, &|| self.check_interrupt())
+    }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        Ok(())
     }
 }
 
-/// One unit-length TF-IDF vector per text (a zero vector for a text without words).
-pub fn lexical_embeddings(texts: &[&str]) -> Embeddings {
+/// One unit-length TF-IDF vector per text (a zero vector for a text without words). Calls
+/// `interrupt` before each text in each of its two passes (a sentence takes about 2 µs), and
+/// stops with its error.
+pub fn lexical_embeddings(
+    texts: &[&str],
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Embeddings, ChunkError> {
     let mut data = vec![0f32; texts.len() * LEXICAL_DIM];
     let mut document_frequency = vec![0u32; LEXICAL_DIM];
     for (row, text) in data.chunks_exact_mut(LEXICAL_DIM).zip(texts) {
+        interrupt()?;
         for_each_feature(text, |bucket| row[bucket] += 1.0);
         for (df, tf) in document_frequency.iter_mut().zip(row.iter()) {
             *df += u32::from(*tf > 0.0);
@@ -34,10 +46,11 @@ pub fn lexical_embeddings(texts: &[&str]) -> Embeddings {
     let n = texts.len() as f32;
     let idf: Vec<f32> = document_frequency.iter().map(|&df| ((1.0 + n) / (1.0 + df as f32)).ln() + 1.0).collect();
     for row in data.chunks_exact_mut(LEXICAL_DIM) {
+        interrupt()?;
         row.iter_mut().zip(&idf).for_each(|(x, w)| *x *= w);
         normalize(row);
     }
-    Embeddings::new(LEXICAL_DIM, data)
+    Ok(Embeddings::new(LEXICAL_DIM, data))
 }
 
 /// Calls `f` with the bucket of each feature of `text`: lowercased words of letters and

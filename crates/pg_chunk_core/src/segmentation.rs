@@ -15,6 +15,7 @@
 //! error several times over; bench/README.md has the figures and the penalty sweep.
 
 use crate::curve::{normalize, Embeddings};
+use crate::error::ChunkError;
 use crate::threshold::Cuts;
 
 /// The penalty per chunk that bench/quality chose for both installed models (a sweep from
@@ -30,17 +31,26 @@ pub const MAX_RUN_UNITS: usize = 256;
 /// the size guards split it later. `scores[g]` is the gain of cutting at gap `g` against not
 /// cutting there, given the chosen chunks around it; a cut whose gain is not above the
 /// penalty was made only to respect `fits`.
-pub fn optimal_cuts(vectors: &Embeddings, penalty: f64, fits: impl Fn(usize, usize) -> bool) -> Cuts {
+///
+/// `interrupt` is called once per unit in each pass (at most [`MAX_RUN_UNITS`] chunk scores,
+/// some 50 µs, apart), and its error stops the work.
+pub fn optimal_cuts(
+    vectors: &Embeddings,
+    penalty: f64,
+    fits: impl Fn(usize, usize) -> bool,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Cuts, ChunkError> {
     let n = vectors.len();
     if n < 2 {
-        return Cuts { threshold: penalty, is_cut: vec![], scores: vec![] };
+        return Ok(Cuts { threshold: penalty, is_cut: vec![], scores: vec![] });
     }
-    let prefix = PrefixSums::centred(vectors);
+    let prefix = PrefixSums::centred(vectors, interrupt)?;
     // best[j]: the best score of units 0..j; start[j]: where the last chunk of it begins.
     let mut best = vec![f64::NEG_INFINITY; n + 1];
     let mut start = vec![0usize; n + 1];
     best[0] = 0.0;
     for end in 1..=n {
+        interrupt()?;
         let last = end - 1;
         let earliest = end.saturating_sub(MAX_RUN_UNITS);
         for first in (earliest..end).rev() {
@@ -63,23 +73,28 @@ pub fn optimal_cuts(vectors: &Embeddings, penalty: f64, fits: impl Fn(usize, usi
         }
         end = first;
     }
-    let scores = gap_gains(&prefix, &is_cut);
-    Cuts { threshold: penalty, is_cut, scores }
+    let scores = gap_gains(&prefix, &is_cut, interrupt)?;
+    Ok(Cuts { threshold: penalty, is_cut, scores })
 }
 
 /// For each gap, the coherence gained by cutting there rather than not: between the two
 /// chosen chunks it separates, or inside the chosen chunk that holds it.
-fn gap_gains(prefix: &PrefixSums, is_cut: &[bool]) -> Vec<f64> {
+fn gap_gains(
+    prefix: &PrefixSums,
+    is_cut: &[bool],
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<f64>, ChunkError> {
     let n = is_cut.len() + 1;
     let bounds: Vec<usize> =
         std::iter::once(0).chain((1..n).filter(|&i| is_cut[i - 1])).chain(std::iter::once(n)).collect();
     (0..n - 1)
         .map(|gap| {
+            interrupt()?;
             let cut_at = gap + 1;
             let k = bounds.partition_point(|&b| b <= gap) - 1;
             // A cut is weighed against the two chunks it separates.
             let end = if bounds[k + 1] == cut_at { bounds[k + 2] } else { bounds[k + 1] };
-            prefix.coherence(bounds[k], cut_at) + prefix.coherence(cut_at, end) - prefix.coherence(bounds[k], end)
+            Ok(prefix.coherence(bounds[k], cut_at) + prefix.coherence(cut_at, end) - prefix.coherence(bounds[k], end))
         })
         .collect()
 }
@@ -91,7 +106,7 @@ struct PrefixSums {
 }
 
 impl PrefixSums {
-    fn centred(vectors: &Embeddings) -> PrefixSums {
+    fn centred(vectors: &Embeddings, interrupt: &dyn Fn() -> Result<(), ChunkError>) -> Result<PrefixSums, ChunkError> {
         let (n, dim) = (vectors.len(), vectors.dim);
         let mut mean = vec![0f32; dim];
         for i in 0..n {
@@ -100,6 +115,7 @@ impl PrefixSums {
         let mut rows = vec![0f64; (n + 1) * dim];
         let mut centred = vec![0f32; dim];
         for i in 0..n {
+            interrupt()?;
             // A unit with no features (a zero vector) stays zero: it says nothing either way.
             let row = vectors.row(i);
             let has_features = row.iter().any(|x| *x != 0.0);
@@ -109,7 +125,7 @@ impl PrefixSums {
             let previous = &before[i * dim..];
             after[..dim].iter_mut().zip(previous).zip(&centred).for_each(|((r, p), c)| *r = p + f64::from(*c));
         }
-        PrefixSums { dim, rows }
+        Ok(PrefixSums { dim, rows })
     }
 
     /// Length of the sum of units `first..end`.

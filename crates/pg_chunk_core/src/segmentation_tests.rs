@@ -1,6 +1,11 @@
 use super::*;
 use proptest::prelude::*;
 
+/// `optimal_cuts` with nothing to interrupt it.
+fn cuts_of(vectors: &Embeddings, penalty: f64, fits: impl Fn(usize, usize) -> bool) -> Cuts {
+    optimal_cuts(vectors, penalty, fits, &|| Ok(())).unwrap()
+}
+
 /// Unit vectors from rows, normalised.
 fn unit_rows(rows: &[Vec<f32>]) -> Embeddings {
     let dim = rows[0].len();
@@ -36,7 +41,7 @@ fn cut_gaps(cuts: &Cuts) -> Vec<usize> {
 
 #[test]
 fn cuts_exactly_at_the_topic_changes() {
-    let cuts = optimal_cuts(&topics(&[4, 3, 5, 4]), DEFAULT_PENALTY, |_, _| true);
+    let cuts = cuts_of(&topics(&[4, 3, 5, 4]), DEFAULT_PENALTY, |_, _| true);
     assert_eq!(cut_gaps(&cuts), vec![3, 6, 11]);
     assert_eq!(cuts.threshold, DEFAULT_PENALTY);
     for gap in 0..cuts.scores.len() {
@@ -50,7 +55,7 @@ fn without_topic_changes_chunks_are_about_four_penalties_squared_long() {
     // else to tell its sentences apart looks the same): m chunks of n units score
     // √(n·m) − m·penalty, best at n/m = 4·penalty² ≈ 6.8 units.
     let unrelated = topics(&vec![1; 60]);
-    let gaps = cut_gaps(&optimal_cuts(&unrelated, DEFAULT_PENALTY, |_, _| true));
+    let gaps = cut_gaps(&cuts_of(&unrelated, DEFAULT_PENALTY, |_, _| true));
     let mut first = 0;
     for &gap in gaps.iter().chain(std::iter::once(&59)) {
         assert!((5..=9).contains(&(gap + 1 - first)), "run {first}..={gap}: {gaps:?}");
@@ -61,7 +66,7 @@ fn without_topic_changes_chunks_are_about_four_penalties_squared_long() {
 #[test]
 fn identical_units_are_never_cut() {
     let same = unit_rows(&vec![vec![0.3, 0.4, 0.5]; 9]);
-    let cuts = optimal_cuts(&same, DEFAULT_PENALTY, |_, _| true);
+    let cuts = cuts_of(&same, DEFAULT_PENALTY, |_, _| true);
     assert!(cut_gaps(&cuts).is_empty());
     assert!(cuts.scores.iter().all(|s| s.abs() < 1e-9), "{:?}", cuts.scores);
 }
@@ -69,17 +74,17 @@ fn identical_units_are_never_cut() {
 #[test]
 fn the_penalty_sets_how_different_halves_must_be() {
     let doc = topics(&[5, 5]);
-    assert_eq!(cut_gaps(&optimal_cuts(&doc, 0.5, |_, _| true)), vec![4]);
-    assert!(cut_gaps(&optimal_cuts(&doc, 100.0, |_, _| true)).is_empty(), "a huge penalty keeps one chunk");
+    assert_eq!(cut_gaps(&cuts_of(&doc, 0.5, |_, _| true)), vec![4]);
+    assert!(cut_gaps(&cuts_of(&doc, 100.0, |_, _| true)).is_empty(), "a huge penalty keeps one chunk");
     // No penalty: cutting never loses coherence, so every gap is cut.
-    assert_eq!(cut_gaps(&optimal_cuts(&doc, 0.0, |_, _| true)).len(), 9);
+    assert_eq!(cut_gaps(&cuts_of(&doc, 0.0, |_, _| true)).len(), 9);
 }
 
 #[test]
 fn size_limits_force_cuts_that_are_flagged_as_such() {
     let doc = topics(&[6, 6]);
     let at_most_four = |first: usize, last: usize| last - first < 4;
-    let cuts = optimal_cuts(&doc, DEFAULT_PENALTY, at_most_four);
+    let cuts = cuts_of(&doc, DEFAULT_PENALTY, at_most_four);
     let gaps = cut_gaps(&cuts);
     let mut first = 0;
     for &gap in gaps.iter().chain(std::iter::once(&11)) {
@@ -94,7 +99,7 @@ fn size_limits_force_cuts_that_are_flagged_as_such() {
 #[test]
 fn a_chunk_holds_at_most_max_run_units() {
     let doc = unit_rows(&vec![vec![1.0, 0.0]; 600]);
-    let gaps = cut_gaps(&optimal_cuts(&doc, DEFAULT_PENALTY, |_, _| true));
+    let gaps = cut_gaps(&cuts_of(&doc, DEFAULT_PENALTY, |_, _| true));
     let mut first = 0;
     for &gap in gaps.iter().chain(std::iter::once(&599)) {
         assert!(gap + 1 - first <= MAX_RUN_UNITS);
@@ -108,16 +113,16 @@ fn zero_vectors_are_neutral() {
     let mut rows: Vec<Vec<f32>> =
         (0..8).map(|i| if i < 4 { vec![1.0, 0.1, 0.0] } else { vec![0.0, 0.1, 1.0] }).collect();
     rows[2] = vec![0.0; 3];
-    let cuts = optimal_cuts(&unit_rows(&rows), DEFAULT_PENALTY, |_, _| true);
+    let cuts = cuts_of(&unit_rows(&rows), DEFAULT_PENALTY, |_, _| true);
     assert_eq!(cut_gaps(&cuts), vec![3]);
 }
 
 #[test]
 fn short_documents_have_no_gaps() {
     let one = unit_rows(&[vec![1.0, 0.0]]);
-    let cuts = optimal_cuts(&one, DEFAULT_PENALTY, |_, _| true);
+    let cuts = cuts_of(&one, DEFAULT_PENALTY, |_, _| true);
     assert!(cuts.is_cut.is_empty() && cuts.scores.is_empty());
-    assert!(optimal_cuts(&Embeddings::new(2, vec![]), DEFAULT_PENALTY, |_, _| true).is_cut.is_empty());
+    assert!(cuts_of(&Embeddings::new(2, vec![]), DEFAULT_PENALTY, |_, _| true).is_cut.is_empty());
 }
 
 /// Total coherence minus penalties of the runs `is_cut` makes; None if a run does not fit.
@@ -147,8 +152,8 @@ proptest! {
     ) {
         let vectors = unit_rows(&rows);
         let fits = move |first: usize, last: usize| last - first < longest;
-        let cuts = optimal_cuts(&vectors, penalty, fits);
-        let prefix = PrefixSums::centred(&vectors);
+        let cuts = cuts_of(&vectors, penalty, fits);
+        let prefix = PrefixSums::centred(&vectors, &|| Ok(())).unwrap();
         let found = objective(&prefix, &cuts.is_cut, penalty, &fits).expect("every run fits");
         let n = rows.len();
         for mask in 0u32..(1 << (n - 1)) {

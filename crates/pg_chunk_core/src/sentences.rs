@@ -32,6 +32,8 @@
 //! - `…` counts as a Latin terminator, so a Chinese `……` with no space after it does not split.
 //! - Setext headings, tables and fenced code are not recognised; their lines read as prose.
 
+use std::convert::Infallible;
+
 /// Byte range of one unit (a sentence, heading or list item) in the document, with
 /// surrounding whitespace excluded. `&doc[start..end]` is the unit's text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,18 +67,35 @@ const NUMBER_ABBREVIATIONS: &[&str] = &["no", "nos", "p", "pp", "vol", "ch"];
 /// Longer words are never abbreviations; checking the length first keeps the look-up cheap.
 const LONGEST_ABBREVIATION: usize = 8;
 
+/// How much of the document [`split_sentences_interruptible`] reads between two calls of its
+/// `interrupt`: 64 KiB, about 0.2 ms of splitting (5 MB take 15 ms).
+pub const INTERRUPT_EVERY_BYTES: usize = 1 << 16;
+
 /// Splits a document into units in document order. Never panics, on any &str.
+pub fn split_sentences(doc: &str) -> Vec<Span> {
+    let Ok(units) = split_sentences_interruptible(doc, &|| Ok::<(), Infallible>(()));
+    units
+}
+
+/// [`split_sentences`], calling `interrupt` every [`INTERRUPT_EVERY_BYTES`] of the document and
+/// stopping with its error: what chunking a whole document uses
+/// ([`Embedder::check_interrupt`](crate::embed::Embedder::check_interrupt)).
 ///
 /// One pass over the characters: each line is classified when the scan reaches its start, and
 /// sentence ends are decided with a look-ahead that only crosses whitespace and opening
 /// punctuation, so the work is linear in the length of the document.
-pub fn split_sentences(doc: &str) -> Vec<Span> {
+pub fn split_sentences_interruptible<E>(doc: &str, interrupt: &dyn Fn() -> Result<(), E>) -> Result<Vec<Span>, E> {
     let mut units = Units { doc, spans: Vec::new(), open_since: 0 };
     let mut i = 0;
+    let mut next_interrupt_check = 0;
     // Start of the whitespace-delimited word the scan is in, for the abbreviation check.
     let mut word_start = 0;
     let mut at_line_start = true;
     while i < doc.len() {
+        if i >= next_interrupt_check {
+            interrupt()?;
+            next_interrupt_check = i + INTERRUPT_EVERY_BYTES;
+        }
         if at_line_start {
             at_line_start = false;
             match classify_line(doc, i) {
@@ -126,7 +145,7 @@ pub fn split_sentences(doc: &str) -> Vec<Span> {
         }
     }
     units.end_at(doc.len());
-    units.spans
+    Ok(units.spans)
 }
 
 /// The units found so far and where the open one began.

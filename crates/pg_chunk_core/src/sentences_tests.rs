@@ -254,6 +254,30 @@ fn list_items() {
 }
 
 #[test]
+fn splitting_checks_for_an_interrupt_every_interval_and_stops_with_its_error() {
+    let doc = "A sentence that ends. Another one? Yes!\n\n".repeat(20_000); // 840 KB
+    let checks = std::cell::Cell::new(0);
+    let count = || -> Result<(), &str> {
+        checks.set(checks.get() + 1);
+        Ok(())
+    };
+    assert_eq!(split_sentences_interruptible(&doc, &count), Ok(split_sentences(&doc)));
+    assert!(checks.get() >= doc.len() / INTERRUPT_EVERY_BYTES, "{} checks", checks.get());
+
+    checks.set(0);
+    let stop_at_third = || {
+        checks.set(checks.get() + 1);
+        if checks.get() == 3 {
+            Err("canceled")
+        } else {
+            Ok(())
+        }
+    };
+    assert_eq!(split_sentences_interruptible(&doc, &stop_at_third), Err("canceled"));
+    assert_eq!(checks.get(), 3, "no splitting after the check that said stop");
+}
+
+#[test]
 fn spans_point_into_the_document() {
     let doc = "  Hi there.\n\n- Next. 你好。";
     let spans = split_sentences(doc);

@@ -54,6 +54,41 @@ pub(crate) fn length_sorted_batches(token_lengths: &[usize], batch_size: usize) 
     batches
 }
 
+/// Every input's token ids and type ids, one input after another in one buffer each: what is
+/// kept of an input once it is tokenized. A large document's inputs stay cheap to hold and to
+/// free: 100,000 sentences held as `tokenizers::Encoding`s (token strings, offsets, masks) took
+/// 240 MB, and 0.2–0.3 s to free when a cancel unwound through them.
+pub(crate) struct TokenizedInputs {
+    ids: Vec<u32>,
+    type_ids: Vec<u32>,
+    /// `bounds[i]..bounds[i + 1]` is input `i`'s range in `ids` and `type_ids`.
+    bounds: Vec<usize>,
+}
+
+impl TokenizedInputs {
+    pub(crate) fn new() -> TokenizedInputs {
+        TokenizedInputs { ids: Vec::new(), type_ids: Vec::new(), bounds: vec![0] }
+    }
+
+    /// Appends the next input's ids and type ids (of equal length).
+    pub(crate) fn push(&mut self, ids: &[u32], type_ids: &[u32]) {
+        self.ids.extend_from_slice(ids);
+        self.type_ids.extend_from_slice(type_ids);
+        self.bounds.push(self.ids.len());
+    }
+
+    /// Input `index`'s ids and type ids.
+    pub(crate) fn row(&self, index: usize) -> (&[u32], &[u32]) {
+        let range = self.bounds[index]..self.bounds[index + 1];
+        (&self.ids[range.clone()], &self.type_ids[range])
+    }
+
+    /// Each input's length in tokens, in input order.
+    pub(crate) fn lengths(&self) -> Vec<usize> {
+        self.bounds.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+}
+
 /// Input `ids` (one row per text, of varying length) padded to the longest row, flattened
 /// row-major, with the matching attention mask (1 on real tokens, 0 on padding).
 pub(crate) struct PaddedBatch {

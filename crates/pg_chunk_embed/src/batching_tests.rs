@@ -92,6 +92,20 @@ fn rows_written_back_restore_input_order() {
 }
 
 #[test]
+fn tokenized_inputs_give_back_each_input_and_its_length() {
+    let inputs: [(&[u32], &[u32]); 4] =
+        [(&[101, 7, 102], &[0, 0, 0]), (&[], &[]), (&[101, 102], &[0, 1]), (&[101, 5, 6, 7, 102], &[0, 0, 1, 1, 1])];
+    let mut tokenized = TokenizedInputs::new();
+    for (ids, type_ids) in inputs {
+        tokenized.push(ids, type_ids);
+    }
+    assert_eq!(tokenized.lengths(), vec![3, 0, 2, 5]);
+    for (index, input) in inputs.iter().enumerate() {
+        assert_eq!(tokenized.row(index), *input, "input {index}");
+    }
+}
+
+#[test]
 fn padding_fills_to_the_longest_row_and_masks_it() {
     let batch = pad_batch(&[(&[101, 7, 102], &[0, 0, 0]), (&[101, 102], &[0, 1])], 0);
     assert_eq!((batch.rows, batch.columns), (2, 3));

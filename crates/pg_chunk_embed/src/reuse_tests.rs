@@ -114,6 +114,21 @@ fn roles_are_cached_apart_and_a_wrong_dimension_is_an_error() {
 }
 
 #[test]
+fn the_caller_may_stop_the_cache_look_ups_and_stores_every_batch() {
+    let (mut model, mut cache) = (lengths(), EmbeddingCache::new(1 << 20));
+    let texts = ["a", "bb", "ccc", "dddd", "eeeee"];
+    let mut calls = 0;
+    let embedding = Embedding { name: "lengths", model: &mut model, role: Role::Passage, batch_size: 2 };
+    embed_reusing::<&Store>(embedding, &texts, &mut cache, || None, &mut || calls += 1).unwrap();
+    // Three batches of look-ups and three of stores (the test model itself never calls).
+    assert_eq!(calls, 6);
+    calls = 0;
+    let embedding = Embedding { name: "lengths", model: &mut model, role: Role::Passage, batch_size: 2 };
+    embed_reusing::<&Store>(embedding, &texts, &mut cache, || None, &mut || calls += 1).unwrap();
+    assert_eq!(calls, 3, "all cached: look-ups only");
+}
+
+#[test]
 fn stored_keys_differ_by_identity_role_and_text() {
     let key = stored_vector_key(&[1; 32], Role::Passage, "text");
     assert_ne!(key, stored_vector_key(&[2; 32], Role::Passage, "text"));

@@ -6,9 +6,8 @@ use std::path::Path;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::{TensorElementType, TensorRef, ValueType};
-use tokenizers::Encoding;
 
-use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch};
+use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch, TokenizedInputs};
 use crate::error::{require_file, EmbedError};
 use crate::mapped::MappedFile;
 use crate::pooling::{cls_pool, l2_normalize, mean_pool};
@@ -188,28 +187,27 @@ impl SentenceModel for TransformerModel {
         let prefix = self.spec.prefix(role).to_string();
         // Tokenizing every input before the first batch takes seconds for a large document:
         // give the caller its check every batch's worth of inputs here too.
-        let encodings = texts
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                if i % batch_size.max(1) == 0 {
-                    between_batches();
-                }
+        let mut inputs = TokenizedInputs::new();
+        let mut truncated = 0;
+        for (i, text) in texts.iter().enumerate() {
+            if i % batch_size.max(1) == 0 {
+                between_batches();
+            }
+            let encoding =
                 encode_truncated(self.tokenizer.tokenizer(), with_prefix(&prefix, text).as_ref(), self.spec.max_tokens)
-            })
-            .collect::<Result<Vec<Encoding>, _>>()
-            .map_err(tokenizing_error)?;
-        // The truncating tokenizer moves what it cut into `overflowing`.
-        let truncated = encodings.iter().filter(|encoding| !encoding.get_overflowing().is_empty()).count();
-        let lengths: Vec<usize> = encodings.iter().map(Encoding::len).collect();
+                    .map_err(tokenizing_error)?;
+            inputs.push(encoding.get_ids(), encoding.get_type_ids());
+            // The truncating tokenizer moves what it cut into `overflowing`.
+            truncated += usize::from(!encoding.get_overflowing().is_empty());
+        }
+        let lengths = inputs.lengths();
 
         let dimension = self.spec.dimension;
         let mut vectors = vec![0.0f32; texts.len() * dimension];
         let run_size = if self.one_text_per_run { 1 } else { batch_size };
         for batch in length_sorted_batches(&lengths, run_size) {
             between_batches();
-            let rows: Vec<(&[u32], &[u32])> =
-                batch.iter().map(|&index| (encodings[index].get_ids(), encodings[index].get_type_ids())).collect();
+            let rows: Vec<(&[u32], &[u32])> = batch.iter().map(|&index| inputs.row(index)).collect();
             let padded = pad_batch(&rows, self.pad_id);
             let batch_vectors = self.run_batch(&padded)?;
             for (&index, vector) in batch.iter().zip(batch_vectors.chunks_exact(dimension)) {

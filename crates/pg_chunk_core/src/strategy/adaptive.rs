@@ -49,7 +49,7 @@ use crate::curve::{cosine_distance, Embeddings};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
 use crate::measures::char_entropy;
-use crate::sentences::{split_sentences, Span};
+use crate::sentences::{split_sentences_interruptible, Span};
 use crate::size::TokenCounter;
 use serde_json::{json, Map, Value};
 
@@ -137,7 +137,7 @@ pub struct SentenceVectors {
 
 impl SentenceVectors {
     pub fn new(doc: &str, embedder: &mut dyn Embedder) -> Result<SentenceVectors, ChunkError> {
-        let units = split_sentences(doc);
+        let units = split_sentences_interruptible(doc, &|| embedder.check_interrupt())?;
         if units.is_empty() {
             return Ok(SentenceVectors { units, rank: vec![] });
         }
@@ -294,6 +294,7 @@ impl Embedder for CachedEmbedder<'_> {
         if vectors.len() == texts.len() && vectors.dim > 0 && (self.row_of.is_empty() || vectors.dim == self.dim) {
             self.dim = vectors.dim;
             for (i, text) in texts.iter().enumerate() {
+                self.inner.check_interrupt()?;
                 if !self.row_of.contains_key(*text) {
                     self.row_of.insert(text.to_string(), self.rows.len() / self.dim);
                     self.rows.extend_from_slice(vectors.row(i));
@@ -301,6 +302,10 @@ impl Embedder for CachedEmbedder<'_> {
             }
         }
         Ok(vectors)
+    }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        self.inner.check_interrupt()
     }
 }
 

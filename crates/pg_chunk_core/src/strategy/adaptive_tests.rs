@@ -43,6 +43,10 @@ impl Embedder for TwoDirections {
         };
         Ok(Embeddings::new(2, texts.iter().flat_map(row).collect()))
     }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        Ok(())
+    }
 }
 
 const AABB: &str = "Apples are red. Apricots are orange. Bananas are yellow. Blueberries are blue.";

@@ -27,22 +27,31 @@ use std::collections::BTreeMap;
 use super::topic::{assemble, Piece};
 use super::{Chunk, SplitReason};
 use crate::config::ChunkConfig;
+use crate::error::ChunkError;
 use crate::guards::{force_split, Run};
 use crate::measures::char_entropy;
-use crate::sentences::split_sentences;
+use crate::sentences::split_sentences_interruptible;
 use crate::size::{TokenCounter, UnitSizes};
 
 /// A chunk closes once its entropy passes this multiple of the document average (docs/design.md, "The five strategies").
 pub const DENSITY_FACTOR: f64 = 1.2;
 
-pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
-    let units = split_sentences(doc);
+pub fn density_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    tokens: &dyn TokenCounter,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
+    let units = split_sentences_interruptible(doc, interrupt)?;
     if units.is_empty() {
-        return vec![];
+        return Ok(vec![]);
     }
     let sizes = UnitSizes::new(doc, &units, tokens);
     let (min, max) = (cfg.min_size, cfg.max_size);
-    let entropies: Vec<f64> = units.iter().map(|u| char_entropy(u.text(doc))).collect();
+    let entropies = units
+        .iter()
+        .map(|u| interrupt().map(|()| char_entropy(u.text(doc))))
+        .collect::<Result<Vec<f64>, ChunkError>>()?;
     let limit = DENSITY_FACTOR * entropies.iter().sum::<f64>() / entropies.len() as f64;
     let seams: Vec<f64> = entropies.windows(2).map(|w| (w[0] - w[1]).abs()).chain([0.0]).collect();
 
@@ -50,6 +59,7 @@ pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -
     let mut chunk_chars = CharCounts::default();
     let mut next_reason = SplitReason::Start;
     for i in 0..units.len() {
+        interrupt()?;
         if !sizes.fits(i, i, max) {
             pieces.extend(
                 force_split(doc, units[i].start, units[i].end, max, tokens)
@@ -79,7 +89,7 @@ pub fn density_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -
         chunk_chars = CharCounts::default();
         chunk_chars.add(units[i].text(doc));
     }
-    assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens)
+    Ok(assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens))
 }
 
 /// Character counts of a growing chunk, so that its entropy after each added sentence costs

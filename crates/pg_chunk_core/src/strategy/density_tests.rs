@@ -1,4 +1,5 @@
 use super::*;
+use crate::sentences::split_sentences;
 use crate::strategy::test_support::{
     chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, HI_EN, SAMPLE, ZH_EN,
 };

@@ -40,7 +40,7 @@ use super::{Chunk, SplitReason};
 use crate::config::{ChunkConfig, Strategy};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
-use crate::sentences::{split_sentences, Span};
+use crate::sentences::{split_sentences_interruptible, Span};
 use crate::size::{Size, TokenCounter};
 use serde_json::{json, Value};
 
@@ -51,7 +51,7 @@ pub fn hierarchical_chunks(
     tokens: &dyn TokenCounter,
 ) -> Result<Vec<Chunk>, ChunkError> {
     let mut embedder = CachedEmbedder::new(embedder);
-    let sentences = split_sentences(doc);
+    let sentences = split_sentences_interruptible(doc, &|| embedder.check_interrupt())?;
     let parents = semantic_chunks_of(doc, &sentences, &parent_config(cfg), &mut embedder, tokens)?;
     let child_cfg = child_config(cfg);
     let mut chunks = Vec::with_capacity(parents.len() * 3);

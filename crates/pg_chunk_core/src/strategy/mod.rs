@@ -135,11 +135,11 @@ fn strategy_chunks(
     Ok(match cfg.strategy {
         Strategy::Semantic => semantic::semantic_chunks(doc, cfg, embedder, tokens)?,
         Strategy::Fixed => fixed::fixed_chunks(doc, cfg.max_size, cfg.overlap, tokens),
-        Strategy::Recursive => recursive::recursive_chunks(doc, cfg, tokens),
+        Strategy::Recursive => recursive::recursive_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
         Strategy::Code => code::code_chunks(doc, cfg, tokens),
         Strategy::Markdown => markdown::markdown_chunks(doc, cfg, tokens),
-        Strategy::TopicCoherence => topic::topic_chunks(doc, cfg, tokens),
-        Strategy::InformationDensity => density::density_chunks(doc, cfg, tokens),
+        Strategy::TopicCoherence => topic::topic_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
+        Strategy::InformationDensity => density::density_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
         Strategy::Hierarchical => hierarchical::hierarchical_chunks(doc, cfg, embedder, tokens)?,
         Strategy::Adaptive => adaptive::adaptive_chunks(doc, cfg, embedder, tokens)?,
     })

@@ -1,6 +1,6 @@
 use super::*;
 use crate::curve::Embeddings;
-use crate::lexical::{lexical_embeddings, LexicalEmbedder};
+use crate::lexical::LexicalEmbedder;
 use crate::strategy::SplitReason;
 use serde_json::{json, Value};
 
@@ -63,6 +63,10 @@ impl Embedder for Recording {
         self.batches.push(texts.iter().map(|t| t.to_string()).collect());
         LexicalEmbedder.embed(texts)
     }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        Ok(())
+    }
 }
 
 fn number(chunk: &Chunk, key: &str) -> f64 {
@@ -93,7 +97,7 @@ fn metadata_on_a_tiny_document() {
     // cos = 1 / (1 + 2 (1 + ln 1.5)²) ≈ 0.2020.
     let idf = 1.0 + 1.5f64.ln();
     assert_eq!(number(&chunks[0], "semantic_density"), round(1.0 / (1.0 + 2.0 * idf * idf)));
-    let vectors = lexical_embeddings(&["The cat sat on the mat.", "The cat ate the fish."]);
+    let vectors = LexicalEmbedder.embed(&["The cat sat on the mat.", "The cat ate the fish."]).unwrap();
     assert_eq!(number(&chunks[0], "semantic_density"), round(1.0 - cosine_distance(vectors.row(0), vectors.row(1))));
     let entropy = char_entropy(two);
     assert_eq!(number(&chunks[0], "entropy"), round(entropy));
@@ -133,6 +137,10 @@ struct Broken(Embeddings);
 impl Embedder for Broken {
     fn embed(&mut self, _texts: &[&str]) -> Result<Embeddings, ChunkError> {
         Ok(self.0.clone())
+    }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        Ok(())
     }
 }
 

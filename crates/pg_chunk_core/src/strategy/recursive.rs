@@ -5,8 +5,9 @@
 
 use super::{add_overlap, Chunk, SplitReason};
 use crate::config::ChunkConfig;
+use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, Run};
-use crate::sentences::{split_sentences, Span};
+use crate::sentences::{split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
 
 /// What packing produces, in document order.
@@ -17,8 +18,13 @@ enum Piece {
     Forced(usize, usize),
 }
 
-pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
-    let units = split_sentences(doc);
+pub fn recursive_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    tokens: &dyn TokenCounter,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
+    let units = split_sentences_interruptible(doc, interrupt)?;
     let sizes = UnitSizes::new(doc, &units, tokens);
     let max = cfg.max_size;
     let mut pieces: Vec<Piece> = Vec::new();
@@ -75,7 +81,7 @@ pub fn recursive_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter)
         }
     }
     add_overlap(doc, &units, &mut chunks, cfg.overlap, max, tokens);
-    chunks
+    Ok(chunks)
 }
 
 /// Runs of units separated by a blank line.

@@ -10,7 +10,7 @@ use crate::embed::Embedder;
 use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, runs_from_cuts, split_oversized, Run};
 use crate::segmentation::optimal_cuts;
-use crate::sentences::{split_sentences, Span};
+use crate::sentences::{split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
 use crate::threshold::{find_cuts, Cuts};
 
@@ -43,22 +43,36 @@ fn embed_units(doc: &str, units: &[Span], embedder: &mut dyn Embedder) -> Result
     Ok(vectors)
 }
 
-fn smoothed_curve(vectors: &Embeddings, cfg: &ChunkConfig) -> Vec<f64> {
-    distance_curve(&smooth_neighbours(vectors, cfg.smoothing))
+/// The distance curve of the smoothed vectors; `interrupt` is called between the two steps
+/// (each about 40 ms for 5 MB of text).
+fn smoothed_curve(
+    vectors: &Embeddings,
+    cfg: &ChunkConfig,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<f64>, ChunkError> {
+    let smoothed = smooth_neighbours(vectors, cfg.smoothing);
+    interrupt()?;
+    Ok(distance_curve(&smoothed))
 }
 
 /// Only what the method needs: chunking with optimal segmentation computes no distance curve.
-fn analyse(vectors: &Embeddings, sizes: &UnitSizes<'_>, cfg: &ChunkConfig) -> Analysis {
-    match cfg.boundaries {
+fn analyse(
+    vectors: &Embeddings,
+    sizes: &UnitSizes<'_>,
+    cfg: &ChunkConfig,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Analysis, ChunkError> {
+    Ok(match cfg.boundaries {
         Boundaries::Optimal { penalty } => Analysis {
-            cuts: optimal_cuts(vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size)),
+            cuts: optimal_cuts(vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size), interrupt)?,
             smoothed: None,
         },
         Boundaries::Threshold(rule) => {
-            let smoothed = smoothed_curve(vectors, cfg);
+            let smoothed = smoothed_curve(vectors, cfg, interrupt)?;
+            interrupt()?;
             Analysis { cuts: find_cuts(&smoothed, rule), smoothed: Some(smoothed) }
         }
-    }
+    })
 }
 
 /// A short document within the cap stays whole (inline routing: docs/design.md, "Short documents and the fixed fallback").
@@ -73,7 +87,8 @@ pub fn semantic_chunks(
     embedder: &mut dyn Embedder,
     tokens: &dyn TokenCounter,
 ) -> Result<Vec<Chunk>, ChunkError> {
-    semantic_chunks_of(doc, &split_sentences(doc), cfg, embedder, tokens)
+    let units = split_sentences_interruptible(doc, &|| embedder.check_interrupt())?;
+    semantic_chunks_of(doc, &units, cfg, embedder, tokens)
 }
 
 /// The semantic strategy over given units of `doc` (in order, not overlapping): what
@@ -93,7 +108,7 @@ pub fn semantic_chunks_of(
         return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, SplitReason::Inline, Some(0))]);
     }
     let vectors = embed_units(doc, units, embedder)?;
-    let analysis = analyse(&vectors, &sizes, cfg);
+    let analysis = analyse(&vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
     Ok(plan_chunks(doc, units, &sizes, &analysis, cfg, tokens))
 }
 
@@ -190,15 +205,18 @@ pub fn explain_semantic(
     tokens: &dyn TokenCounter,
 ) -> Result<Explanation, ChunkError> {
     super::check_document_size(doc, cfg)?;
-    let units = split_sentences(doc);
+    let units = split_sentences_interruptible(doc, &|| embedder.check_interrupt())?;
     if units.is_empty() {
         return Ok(Explanation { threshold: f64::NAN, sentences: vec![] });
     }
     let sizes = UnitSizes::new(doc, &units, tokens);
     let vectors = embed_units(doc, &units, embedder)?;
-    let analysis = analyse(&vectors, &sizes, cfg);
+    let analysis = analyse(&vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
     let raw = distance_curve(&vectors);
-    let smoothed = analysis.smoothed.clone().unwrap_or_else(|| smoothed_curve(&vectors, cfg));
+    let smoothed = match analysis.smoothed.clone() {
+        Some(smoothed) => smoothed,
+        None => smoothed_curve(&vectors, cfg, &|| embedder.check_interrupt())?,
+    };
     let inline = is_inline(&sizes, units.len(), cfg);
     let chunks = if inline { vec![] } else { plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens) };
     // Which sentences start a chunk, and which are cut inside at the cap.

@@ -36,6 +36,10 @@ impl Embedder for CountingEmbedder {
         self.0 += texts.len();
         LexicalEmbedder.embed(texts)
     }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        Ok(())
+    }
 }
 
 /// `doc` chunked with `cfg`, after `check_chunks` found nothing wrong (it panics otherwise).

@@ -1,10 +1,13 @@
 use super::test_support::{chunk_checked, texts};
 use super::*;
-use crate::lexical::LexicalEmbedder;
+use crate::curve::Embeddings;
+use crate::lexical::{lexical_embeddings, LexicalEmbedder};
+use crate::sentences::{split_sentences, INTERRUPT_EVERY_BYTES};
 use crate::size::{measure, EstimatedTokens, SizeUnit};
 use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
 use proptest::strategy::Strategy as _;
 use serde_json::{json, Value};
+use std::cell::Cell;
 
 fn chunk(doc: &str, cfg: Value) -> Vec<Chunk> {
     chunk_checked(doc, &cfg).1
@@ -271,4 +274,103 @@ fn a_chunks_context_goes_before_it_only_in_the_embedded_text() {
     let mut chunk = Chunk::new(start, doc.len() - 1, SplitReason::BlankLine, None);
     chunk.context = Some("def f():".into());
     assert_eq!((chunk.text(doc), chunk.embedded_text(doc).as_ref()), ("return x", "def f():\nreturn x"));
+}
+
+// The caller's interrupt check (`Embedder::check_interrupt`) reaches the long loops of a
+// chunking call, and an error from it stops the call and comes back as it was.
+
+/// The lexical embedder, with a check that counts its calls and says stop from call `stop_at` on.
+struct Interrupting {
+    checks: Cell<usize>,
+    stop_at: Option<usize>,
+    /// How many checks were made when `embed` was first called.
+    checks_before_embedding: Option<usize>,
+}
+
+impl Interrupting {
+    fn new(stop_at: Option<usize>) -> Interrupting {
+        Interrupting { checks: Cell::new(0), stop_at, checks_before_embedding: None }
+    }
+}
+
+impl Embedder for Interrupting {
+    fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
+        self.checks_before_embedding.get_or_insert(self.checks.get());
+        lexical_embeddings(texts, &|| self.check_interrupt())
+    }
+
+    fn check_interrupt(&self) -> Result<(), ChunkError> {
+        self.checks.set(self.checks.get() + 1);
+        match self.stop_at {
+            Some(stop_at) if self.checks.get() >= stop_at => Err(cancelled()),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn cancelled() -> ChunkError {
+    ChunkError::embedder(std::io::Error::other("canceling statement due to user request"))
+}
+
+/// About 150 KB of sentences that all differ: three of the splitter's intervals.
+fn large_document() -> String {
+    let words = ["bees", "lava", "bread", "vacuum", "glaciers", "rivers", "engines", "orchards", "comets", "ledgers"];
+    let mut doc = String::new();
+    let mut i = 0;
+    while doc.len() < 150_000 {
+        doc.push_str(&format!("Note {i} says {} and {} meet {} times. ", words[i % 10], words[(i / 10) % 10], i % 97));
+        if i % 7 == 6 {
+            doc.push_str("\n\n");
+        }
+        i += 1;
+    }
+    doc
+}
+
+fn chunk_with(doc: &str, cfg: &Value, embedder: &mut Interrupting) -> Result<Vec<Chunk>, ChunkError> {
+    let cfg = ChunkConfig::parse(cfg).unwrap();
+    chunk_document(doc, &cfg, embedder, &EstimatedTokens)
+}
+
+#[test]
+fn splitting_and_segmentation_check_for_interrupts_as_they_go() {
+    let doc = large_document();
+    let units = split_sentences(&doc).len();
+    for method in ["optimal", "threshold"] {
+        let cfg = json!({"method": method, "max_size": 400});
+        let mut embedder = Interrupting::new(None);
+        chunk_with(&doc, &cfg, &mut embedder).unwrap();
+        let before = embedder.checks_before_embedding.unwrap();
+        assert!(before >= doc.len() / INTERRUPT_EVERY_BYTES, "{method}: {before} checks while splitting");
+        // The lexical vectors check twice a sentence; the rest are the segmentation's.
+        let after = embedder.checks.get() - before;
+        assert!(after > 2 * units, "{method}: {after} checks after splitting {units} sentences");
+    }
+}
+
+#[test]
+fn an_interrupt_stops_chunking_with_its_error() {
+    let doc = large_document();
+    let cfgs = [
+        json!({"method": "optimal", "max_size": 400}),
+        json!({"method": "threshold", "max_size": 400}),
+        json!({"strategy": "recursive"}),
+        json!({"strategy": "topic_coherence"}),
+        json!({"strategy": "information_density"}),
+        json!({"strategy": "hierarchical"}),
+        json!({"strategy": "adaptive", "max_size": 400}),
+    ];
+    for cfg in cfgs {
+        let mut uninterrupted = Interrupting::new(None);
+        chunk_with(&doc, &cfg, &mut uninterrupted).unwrap();
+        let total = uninterrupted.checks.get();
+        for stop_at in [1, total.div_ceil(2), total] {
+            let mut embedder = Interrupting::new(Some(stop_at));
+            assert_eq!(chunk_with(&doc, &cfg, &mut embedder), Err(cancelled()), "{cfg}, stopped at check {stop_at}");
+            assert_eq!(embedder.checks.get(), stop_at, "{cfg}: no work after the check that said stop");
+            if stop_at == 1 {
+                assert_eq!(embedder.checks_before_embedding, None, "{cfg}: stopped while splitting");
+            }
+        }
+    }
 }

@@ -28,9 +28,10 @@ use std::collections::BTreeSet;
 
 use super::{add_overlap, Chunk, SplitReason};
 use crate::config::ChunkConfig;
+use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, Run};
 use crate::measures::{jaccard, keywords};
-use crate::sentences::{split_sentences, Span};
+use crate::sentences::{split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
 
 /// Keyword overlap (Jaccard) a sentence needs with the chunk to continue it (docs/design.md, "The five strategies").
@@ -40,8 +41,13 @@ pub const COHERENCE_THRESHOLD: f64 = 0.3;
 /// unless the other side shares clearly more keywords.
 pub const PARAGRAPH_SEAM: f64 = 0.1;
 
-pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
-    let units = split_sentences(doc);
+pub fn topic_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    tokens: &dyn TokenCounter,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
+    let units = split_sentences_interruptible(doc, interrupt)?;
     let sizes = UnitSizes::new(doc, &units, tokens);
     let max = cfg.max_size;
     let mut pieces: Vec<Piece> = Vec::new();
@@ -50,6 +56,7 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
     let mut chunk_words: BTreeSet<String> = BTreeSet::new();
     let mut next_reason = SplitReason::Start;
     for i in 0..units.len() {
+        interrupt()?;
         let words = keywords(units[i].text(doc));
         if !sizes.fits(i, i, max) {
             pieces.extend(
@@ -83,7 +90,7 @@ pub fn topic_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> 
             }
         }
     }
-    assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens)
+    Ok(assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens))
 }
 
 /// What a sentence walk produces, in document order (shared with the density strategy).

@@ -1,5 +1,6 @@
 use super::*;
 use crate::lexical::LexicalEmbedder;
+use crate::sentences::split_sentences;
 use crate::size::EstimatedTokens;
 use crate::strategy::chunk_document;
 use crate::strategy::test_support::{chunk_checked, real_texts_and_sizes, reasons, texts, with_strategy, SAMPLE};
