@@ -36,12 +36,12 @@ pub(crate) struct TransformerModel {
     one_text_per_run: bool,
 }
 
-/// Whether the graph quantizes its activations at run time (ONNX Runtime's dynamic quantization:
-/// DynamicQuantizeLinear, DynamicQuantizeMatMul). Such a graph takes one scale for a whole input
-/// tensor, so a text's vector would depend on the texts batched with it and on their padding
-/// (cosine as low as 0.965 between all-MiniLM-L6-v2 int8 alone and in a batch of 16); run alone,
-/// every text gets the same vector wherever it is embedded. One text a run is also faster for
-/// such a graph on this kind of CPU, there being no padding to quantize and multiply. The op
+/// Whether the graph quantizes its activations with one scale a run (ONNX Runtime's dynamic
+/// quantization: DynamicQuantizeLinear, DynamicQuantizeMatMul). Such a graph takes one scale for a
+/// whole input tensor, so a text's vector would depend on the texts batched with it and on their
+/// padding (cosine as low as 0.965 between all-MiniLM-L6-v2 quantized so, alone and in a batch of
+/// 16); run alone, every text gets the same vector wherever it is embedded. (The installed MiniLM
+/// quantizes per token with QuantizeLinear, which batches exactly; e5 is quantized so.) The op
 /// names are looked for in the file's bytes: an ONNX file names each node's operator in plain
 /// text. The file is mapped, not read, so a graph with its weights inside costs no copy.
 fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> {
