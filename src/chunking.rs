@@ -6,9 +6,8 @@ use crate::errors::Error;
 use crate::gucs;
 use crate::models::{with_model, LEXICAL};
 use pg_chunk_core::config::Fallback;
-use pg_chunk_core::curve::Embeddings;
 use pg_chunk_core::embed::Embedder;
-use pg_chunk_core::lexical::lexical_embeddings;
+use pg_chunk_core::lexical::LexicalEmbedder;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
 use pg_chunk_core::{ChunkConfig, ChunkError};
 use pgrx::pg_sys::panic::ErrorReport;
@@ -24,7 +23,7 @@ pub fn with_chunking_model<R>(
 ) -> Result<R, Error> {
     let name = cfg.model.clone().unwrap_or_else(gucs::default_model);
     if name == LEXICAL {
-        return Ok(f(cfg, &mut CancellableLexical, &EstimatedTokens)?);
+        return Ok(f(cfg, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &EstimatedTokens)?);
     }
     let outcome = with_model(&name, |model| {
         let fitted = cfg.for_model_window(cfg.model_window(model.passage_window()));
@@ -47,7 +46,7 @@ pub fn with_chunking_model<R>(
                 format!("{err}; chunking with fallback \"{}\" instead", cfg.fallback)
             );
             let fallback_cfg = fallback_config(cfg)?;
-            Ok(f(&fallback_cfg, &mut CancellableLexical, &EstimatedTokens)?)
+            Ok(f(&fallback_cfg, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &EstimatedTokens)?)
         }
         Err(err) => Err(err),
     }
@@ -60,19 +59,6 @@ pub fn with_chunking_model<R>(
 pub fn check_for_cancel() -> Result<(), ChunkError> {
     pgrx::check_for_interrupts!();
     Ok(())
-}
-
-/// The lexical embedder, stopped by a cancel like every other model.
-struct CancellableLexical;
-
-impl Embedder for CancellableLexical {
-    fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
-        lexical_embeddings(texts, &check_for_cancel)
-    }
-
-    fn check_interrupt(&self) -> Result<(), ChunkError> {
-        check_for_cancel()
-    }
 }
 
 /// Reports, once per call, chunks longer than the cfg's model reads, which an explicit

@@ -34,5 +34,5 @@ fn chunk_1mb(bencher: Bencher, strategy: &str) {
     let cfg = ChunkConfig::parse(&cfg).unwrap();
     bencher
         .counter(BytesCount::new(doc.len()))
-        .bench(|| chunk_document(black_box(&doc), &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap());
+        .bench(|| chunk_document(black_box(&doc), &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap());
 }

@@ -29,7 +29,7 @@ const THRESHOLDS: [&str; 5] = ["percentile", "similarity", "stddev", "interquart
 /// smoothing, inline_threshold, metadata, filters and heading_context, h[8] target_size, h[9]
 /// penalty or threshold value.
 fn config_from(h: &[u8; HEADER]) -> Value {
-    let strategy = Strategy::NAMES[h[0] as usize % Strategy::NAMES.len()].0;
+    let strategy = Strategy::ALL[h[0] as usize % Strategy::ALL.len()].as_str();
     let max_unit = h[1] as usize % 3;
     let max = if h[1] & 0x80 == 0 { 1 + h[2] as usize % 64 } else { 1 + h[2] as usize * 4 };
     let inline_threshold = [0, 0, 40, 3000][(h[7] >> 2) as usize % 4];
@@ -91,7 +91,7 @@ fn config_from(h: &[u8; HEADER]) -> Value {
     // Boundaries (semantic only; the others ignore them): optimal with a penalty, or one of
     // the threshold rules with a value from its range.
     let x = h[9] as f64 / 255.0;
-    match (h[0] as usize / Strategy::NAMES.len()) % 7 {
+    match (h[0] as usize / Strategy::ALL.len()) % 7 {
         0 => {}
         1 => cfg["penalty"] = json!(x * 4.0),
         k => {
@@ -118,10 +118,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let json = config_from(&header);
     let cfg = ChunkConfig::parse(&json).unwrap_or_else(|e| panic!("harness bug: {json} is refused: {e}"));
-    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap_or_else(|e| panic!("cfg {json}: {e}"));
+    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap_or_else(|e| panic!("cfg {json}: {e}"));
     if let Err(broken) = check_chunks(doc, &cfg, &chunks, &EstimatedTokens) {
         panic!("cfg {json}: {broken}");
     }
-    let again = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    let again = chunk_document(doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
     assert_eq!(chunks, again, "not deterministic");
 });

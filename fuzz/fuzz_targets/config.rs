@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     if SAMPLE.len() > cfg.max_document_size {
         return;
     }
-    let chunks = chunk_document(SAMPLE, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap_or_else(|e| panic!("{value} chunks nothing: {e}"));
+    let chunks = chunk_document(SAMPLE, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap_or_else(|e| panic!("{value} chunks nothing: {e}"));
     for (k, c) in chunks.iter().enumerate() {
         let text = c.text(SAMPLE);
         let size = measure(text, max.unit, &EstimatedTokens);

@@ -11,18 +11,40 @@ use crate::size::is_ideograph;
 /// collisions stay rare within one unit's few dozen words.
 pub const LEXICAL_DIM: usize = 256;
 
-/// The model-free embedder (`model: "lexical"`): [`lexical_embeddings`] of a document's units.
-/// Nothing interrupts it; a caller that must be able to stop it supplies an embedder of its own
-/// that calls [`lexical_embeddings`] with its check.
-pub struct LexicalEmbedder;
+/// The model-free embedder (`model: "lexical"`): [`lexical_embeddings`] of a document's units,
+/// stopped by `interrupt`, the caller's check ([`Embedder::check_interrupt`]; a backend passes
+/// PostgreSQL's). [`LexicalEmbedder::new`] has none.
+pub struct LexicalEmbedder<F = fn() -> Result<(), ChunkError>> {
+    interrupt: F,
+}
 
-impl Embedder for LexicalEmbedder {
+impl LexicalEmbedder {
+    /// A lexical embedder that nothing interrupts.
+    pub fn new() -> Self {
+        LexicalEmbedder { interrupt: || Ok(()) }
+    }
+}
+
+impl Default for LexicalEmbedder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<F: Fn() -> Result<(), ChunkError>> LexicalEmbedder<F> {
+    /// A lexical embedder that calls `interrupt` as it goes and stops with its error.
+    pub fn with_interrupt(interrupt: F) -> Self {
+        LexicalEmbedder { interrupt }
+    }
+}
+
+impl<F: Fn() -> Result<(), ChunkError>> Embedder for LexicalEmbedder<F> {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
-        lexical_embeddings(texts, &|| self.check_interrupt())
+        lexical_embeddings(texts, &self.interrupt)
     }
 
     fn check_interrupt(&self) -> Result<(), ChunkError> {
-        Ok(())
+        (self.interrupt)()
     }
 }
 

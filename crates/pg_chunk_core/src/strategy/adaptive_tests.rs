@@ -181,7 +181,7 @@ fn config(cfg: serde_json::Value) -> ChunkConfig {
 
 /// Adaptive output, checked against the rules of the strategy it chose; returns the report.
 fn adaptive(doc: &str, cfg: &ChunkConfig) -> (Vec<Chunk>, Value) {
-    let chunks = chunk_document(doc, cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    let chunks = chunk_document(doc, cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
     let Some(first) = chunks.first() else { return (chunks, Value::Null) };
     let report = first.metadata["adaptive"].clone();
     assert!(chunks.iter().all(|c| c.metadata["adaptive"] == report), "one report for all chunks");
@@ -218,7 +218,7 @@ fn adaptive_returns_the_best_scoring_candidate_as_it_made_it() {
             // The chosen strategy's own chunks, untouched apart from the report.
             let mut alone = cfg.clone();
             alone.strategy = *first_best;
-            let mut expected = chunk_document(doc, &alone, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+            let mut expected = chunk_document(doc, &alone, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
             expected.iter_mut().for_each(|c| _ = c.metadata.insert("adaptive".to_string(), report.clone()));
             assert_eq!(chunks, expected, "{max}");
             assert_eq!(adaptive(doc, &cfg).0, chunks, "deterministic");

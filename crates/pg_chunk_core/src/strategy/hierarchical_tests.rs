@@ -15,7 +15,7 @@ fn config(cfg: serde_json::Value) -> ChunkConfig {
 }
 
 fn hierarchical(doc: &str, cfg: &ChunkConfig) -> Vec<Chunk> {
-    let chunks = chunk_document(doc, cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    let chunks = chunk_document(doc, cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
     check_tree(doc, cfg, &chunks);
     chunks
 }

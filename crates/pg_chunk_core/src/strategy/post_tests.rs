@@ -61,7 +61,7 @@ struct Recording {
 impl Embedder for Recording {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
         self.batches.push(texts.iter().map(|t| t.to_string()).collect());
-        LexicalEmbedder.embed(texts)
+        LexicalEmbedder::new().embed(texts)
     }
 
     fn check_interrupt(&self) -> Result<(), ChunkError> {
@@ -97,7 +97,7 @@ fn metadata_on_a_tiny_document() {
     // cos = 1 / (1 + 2 (1 + ln 1.5)²) ≈ 0.2020.
     let idf = 1.0 + 1.5f64.ln();
     assert_eq!(number(&chunks[0], "semantic_density"), round(1.0 / (1.0 + 2.0 * idf * idf)));
-    let vectors = LexicalEmbedder.embed(&["The cat sat on the mat.", "The cat ate the fish."]).unwrap();
+    let vectors = LexicalEmbedder::new().embed(&["The cat sat on the mat.", "The cat ate the fish."]).unwrap();
     assert_eq!(number(&chunks[0], "semantic_density"), round(1.0 - cosine_distance(vectors.row(0), vectors.row(1))));
     let entropy = char_entropy(two);
     assert_eq!(number(&chunks[0], "entropy"), round(entropy));
@@ -149,7 +149,7 @@ fn degenerate_inputs_give_finite_numbers_or_an_error() {
     // Sentences without keywords or features: Jaccard 0, zero vectors at similarity 0.
     let doc = "... !!! ??? ...";
     let mut chunks = vec![Chunk::new(0, doc.len(), SplitReason::Start, Some(0))];
-    add_quality_metadata(doc, &mut chunks, &mut LexicalEmbedder).unwrap();
+    add_quality_metadata(doc, &mut chunks, &mut LexicalEmbedder::new()).unwrap();
     for key in ["entropy", "topic_coherence", "semantic_density", "importance_score"] {
         assert!(number(&chunks[0], key).is_finite(), "{key}");
     }

@@ -34,7 +34,7 @@ pub struct CountingEmbedder(pub usize);
 impl Embedder for CountingEmbedder {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
         self.0 += texts.len();
-        LexicalEmbedder.embed(texts)
+        LexicalEmbedder::new().embed(texts)
     }
 
     fn check_interrupt(&self) -> Result<(), ChunkError> {
@@ -45,7 +45,7 @@ impl Embedder for CountingEmbedder {
 /// `doc` chunked with `cfg`, after `check_chunks` found nothing wrong (it panics otherwise).
 pub fn chunk_checked(doc: &str, cfg: &Value) -> (ChunkConfig, Vec<Chunk>) {
     let cfg = ChunkConfig::parse(cfg).unwrap_or_else(|e| panic!("{cfg}: {e}"));
-    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    let chunks = chunk_document(doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
     if let Err(broken) = check_chunks(doc, &cfg, &chunks, &EstimatedTokens) {
         panic!("{broken}\nin {doc:?}");
     }

@@ -164,7 +164,7 @@ fn recursive_packs_paragraphs_then_sentences() {
 #[test]
 fn documents_above_the_limit_are_refused() {
     let cfg = ChunkConfig::parse(&json!({"max_document_size": 10})).unwrap();
-    let err = chunk_document("eleven char", &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap_err();
+    let err = chunk_document("eleven char", &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap_err();
     assert_eq!(err, ChunkError::DocumentTooLarge { size: 11, limit: 10 });
 }
 
@@ -172,8 +172,8 @@ fn documents_above_the_limit_are_refused() {
 fn explain_reports_every_sentence_and_agrees_with_chunking() {
     let doc = three_topics();
     let cfg = ChunkConfig::parse(&json!({"inline_threshold": 0, "min_size": 100, "smoothing": 0, "threshold": {"type": "percentile", "value": 85}})).unwrap();
-    let explanation = explain_semantic(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
-    let chunks = chunk_document(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    let explanation = explain_semantic(&doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
+    let chunks = chunk_document(&doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
     assert_eq!(explanation.sentences.len(), 18);
     let cut_at: Vec<usize> = explanation.sentences.iter().filter(|s| s.is_cut).map(|s| s.span.start).collect();
     assert_eq!(cut_at, chunks.iter().map(|c| c.start).collect::<Vec<_>>());
@@ -189,7 +189,7 @@ fn explain_reports_every_sentence_and_agrees_with_chunking() {
 fn explain_scores_optimal_cuts_against_the_penalty() {
     let doc = three_topics();
     let cfg = ChunkConfig::parse(&json!({"inline_threshold": 0, "min_size": 100, "penalty": 1.0})).unwrap();
-    let explanation = explain_semantic(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+    let explanation = explain_semantic(&doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
     assert_eq!(explanation.threshold, 1.0);
     for (i, s) in explanation.sentences.iter().enumerate().skip(1) {
         let score = s.score.unwrap();
@@ -252,9 +252,9 @@ proptest! {
             cfg["overlap"] = json!(0);
         }
         let parsed = ChunkConfig::parse(&cfg).unwrap();
-        let first = chunk_document(&doc, &parsed, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+        let first = chunk_document(&doc, &parsed, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
         check_invariants(&doc, &parsed, &first);
-        let again = chunk_document(&doc, &parsed, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+        let again = chunk_document(&doc, &parsed, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
         prop_assert_eq!(first, again, "deterministic");
     }
 }

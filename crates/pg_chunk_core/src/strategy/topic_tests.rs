@@ -250,14 +250,14 @@ mod any_text {
                 cfg[key] = size;
             }
             let cfg = ChunkConfig::parse(&cfg).unwrap();
-            let first = chunk_document(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+            let first = chunk_document(&doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
             if let Err(broken) = crate::invariants::check_chunks(&doc, &cfg, &first, &EstimatedTokens) {
                 panic!("{broken}");
             }
             for c in &first {
                 prop_assert!(c.metadata.values().all(|v| v.as_f64().is_some_and(f64::is_finite)), "{:?}", c.metadata);
             }
-            let again = chunk_document(&doc, &cfg, &mut LexicalEmbedder, &EstimatedTokens).unwrap();
+            let again = chunk_document(&doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap();
             prop_assert_eq!(first, again, "deterministic");
         }
     }
