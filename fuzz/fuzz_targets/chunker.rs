@@ -88,12 +88,15 @@ fn config_from(h: &[u8; HEADER]) -> Value {
         cfg["overlap"] = json!(amount % max);
     }
 
-    // Boundaries (semantic only; the others ignore them): optimal with a penalty, or one of
-    // the threshold rules with a value from its range.
+    // Boundaries (semantic only; the others ignore them): optimal with a penalty and an extra
+    // penalty inside paragraphs, or one of the threshold rules with a value from its range.
     let x = h[9] as f64 / 255.0;
     match (h[0] as usize / Strategy::ALL.len()) % 7 {
         0 => {}
-        1 => cfg["penalty"] = json!(x * 4.0),
+        1 => {
+            cfg["penalty"] = json!(x * 4.0);
+            cfg["mid_paragraph_penalty"] = json!((1.0 - x) * 2.0);
+        }
         k => {
             let kind = THRESHOLDS[k - 2];
             let value = match kind {

@@ -6,7 +6,7 @@
 use crate::error::ChunkError;
 use crate::names::named_enum;
 #[cfg(test)] // config_tests.rs names it through `super::*`
-use crate::segmentation::DEFAULT_PENALTY;
+use crate::segmentation::{DEFAULT_MID_PARAGRAPH_PENALTY, DEFAULT_PENALTY};
 use crate::size::{Size, SizeUnit};
 use crate::threshold::Threshold;
 use serde_json::{Map, Value};
@@ -45,6 +45,9 @@ pub enum Boundaries {
     Optimal {
         /// What each chunk costs: higher makes fewer, longer chunks.
         penalty: f64,
+        /// What a chunk that starts inside a paragraph costs on top of `penalty`, in a document
+        /// with blank lines (cfg `mid_paragraph_penalty`).
+        mid_paragraph_penalty: f64,
     },
     /// A threshold on the smoothed distance curve between neighbouring units (cfg
     /// `threshold`): percentile breakpoints, LangChain's family of rules (docs/design.md, "Percentile breakpoints and valleys").
@@ -134,6 +137,7 @@ const KEYS: &[&str] = &[
     "strategy",
     "method",
     "penalty",
+    "mid_paragraph_penalty",
     "threshold",
     "smoothing",
     "min_size",

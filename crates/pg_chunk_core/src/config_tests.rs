@@ -17,7 +17,10 @@ fn blamed_key(v: Value) -> String {
 fn defaults_are_semantic_optimal_with_char_sizes() {
     let cfg = parse(json!({})).unwrap();
     assert_eq!(cfg.strategy, Strategy::Semantic);
-    assert_eq!(cfg.boundaries, Boundaries::Optimal { penalty: DEFAULT_PENALTY });
+    assert_eq!(
+        cfg.boundaries,
+        Boundaries::Optimal { penalty: DEFAULT_PENALTY, mid_paragraph_penalty: DEFAULT_MID_PARAGRAPH_PENALTY }
+    );
     assert_eq!(cfg.smoothing, 1);
     assert_eq!((cfg.min_size, cfg.target_size, cfg.max_size), (Size::chars(200), Size::chars(1000), Size::chars(2000)));
     assert_eq!(cfg.overlap, Overlap::None);
@@ -73,9 +76,16 @@ fn method_picks_optimal_segmentation_or_a_threshold() {
     assert_eq!(parse(json!({"method": "threshold"})).unwrap().boundaries, percentile_92);
     assert_eq!(
         parse(json!({"method": "optimal", "penalty": 2})).unwrap().boundaries,
-        Boundaries::Optimal { penalty: 2.0 }
+        Boundaries::Optimal { penalty: 2.0, mid_paragraph_penalty: DEFAULT_MID_PARAGRAPH_PENALTY }
     );
-    assert_eq!(parse(json!({"penalty": 0.5})).unwrap().boundaries, Boundaries::Optimal { penalty: 0.5 });
+    assert_eq!(
+        parse(json!({"penalty": 0.5})).unwrap().boundaries,
+        Boundaries::Optimal { penalty: 0.5, mid_paragraph_penalty: DEFAULT_MID_PARAGRAPH_PENALTY }
+    );
+    assert_eq!(
+        parse(json!({"mid_paragraph_penalty": 0.8})).unwrap().boundaries,
+        Boundaries::Optimal { penalty: DEFAULT_PENALTY, mid_paragraph_penalty: 0.8 }
+    );
     // A threshold alone means the threshold method, as before optimal segmentation existed.
     let stddev = json!({"threshold": {"type": "stddev", "value": 2}});
     assert_eq!(parse(stddev).unwrap().boundaries, Boundaries::Threshold(Threshold::StdDev(2.0)));
@@ -121,6 +131,10 @@ fn each_bad_input_names_its_key() {
         (json!({"threshold": "percentile", "penalty": 1}), "penalty"),
         (json!({"penalty": -1}), "penalty"),
         (json!({"penalty": "high"}), "penalty"),
+        (json!({"mid_paragraph_penalty": -0.5}), "mid_paragraph_penalty"),
+        (json!({"mid_paragraph_penalty": "some"}), "mid_paragraph_penalty"),
+        (json!({"mid_paragraph_penalty": 101}), "mid_paragraph_penalty"),
+        (json!({"method": "threshold", "mid_paragraph_penalty": 0.5}), "mid_paragraph_penalty"),
         (json!({"smoothing": -1}), "smoothing"),
         (json!({"smoothing": 1.5}), "smoothing"),
         (json!({"smoothing": 51}), "smoothing"),

@@ -22,6 +22,12 @@ use crate::threshold::Cuts;
 /// 1.0 to 1.75; 1.25–1.5 were best on the tuning samples and on held-out ones).
 pub const DEFAULT_PENALTY: f64 = 1.3;
 
+/// What a cut inside a paragraph costs on top of the penalty, in a document that has
+/// paragraphs (cfg `mid_paragraph_penalty`): chosen on bench/retrieval's paragraphed sets, where
+/// it moved chunk ends to paragraph ends without changing how many chunks there are
+/// (bench/README.md, "The levers"). Documents without a blank line are cut as before.
+pub const DEFAULT_MID_PARAGRAPH_PENALTY: f64 = 0.5;
+
 /// The most units one chunk may hold under this method, which keeps the work linear in the
 /// document's length (O(units × MAX_RUN_UNITS × dim)) whatever `max_size` allows.
 pub const MAX_RUN_UNITS: usize = 256;
@@ -32,11 +38,15 @@ pub const MAX_RUN_UNITS: usize = 256;
 /// cutting there, given the chosen chunks around it; a cut whose gain is not above the
 /// penalty was made only to respect `fits`.
 ///
+/// `extra[g]` (one per gap, or empty for none) is added to the penalty of a cut at gap `g`:
+/// the semantic strategy adds `mid_paragraph_penalty` to the gaps inside a paragraph.
+///
 /// `interrupt` is called once per unit in each pass (at most [`MAX_RUN_UNITS`] chunk scores,
 /// some 50 µs, apart), and its error stops the work.
 pub fn optimal_cuts(
     vectors: &Embeddings,
     penalty: f64,
+    extra: &[f64],
     fits: impl Fn(usize, usize) -> bool,
     interrupt: &dyn Fn() -> Result<(), ChunkError>,
 ) -> Result<Cuts, ChunkError> {
@@ -45,6 +55,7 @@ pub fn optimal_cuts(
         return Ok(Cuts { threshold: penalty, is_cut: vec![], scores: vec![] });
     }
     let prefix = PrefixSums::centred(vectors, interrupt)?;
+    let extra_before = |unit: usize| if unit == 0 { 0.0 } else { extra.get(unit - 1).copied().unwrap_or(0.0) };
     // best[j]: the best score of units 0..j; start[j]: where the last chunk of it begins.
     let mut best = vec![f64::NEG_INFINITY; n + 1];
     let mut start = vec![0usize; n + 1];
@@ -57,7 +68,7 @@ pub fn optimal_cuts(
             if first < last && !fits(first, last) {
                 break;
             }
-            let score = best[first] + prefix.coherence(first, end) - penalty;
+            let score = best[first] + prefix.coherence(first, end) - penalty - extra_before(first);
             if score > best[end] {
                 best[end] = score;
                 start[end] = first;
@@ -73,11 +84,13 @@ pub fn optimal_cuts(
         }
         end = first;
     }
-    let scores = gap_gains(&prefix, &is_cut, interrupt)?;
+    let mut scores = gap_gains(&prefix, &is_cut, interrupt)?;
+    scores.iter_mut().enumerate().for_each(|(gap, score)| *score -= extra_before(gap + 1));
     Ok(Cuts { threshold: penalty, is_cut, scores })
 }
 
-/// For each gap, the coherence gained by cutting there rather than not: between the two
+/// For each gap, the coherence gained by cutting there rather than not (the caller takes off
+/// the gap's extra penalty): between the two
 /// chosen chunks it separates, or inside the chosen chunk that holds it.
 fn gap_gains(
     prefix: &PrefixSums,

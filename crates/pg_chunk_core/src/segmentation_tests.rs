@@ -3,7 +3,7 @@ use proptest::prelude::*;
 
 /// `optimal_cuts` with nothing to interrupt it.
 fn cuts_of(vectors: &Embeddings, penalty: f64, fits: impl Fn(usize, usize) -> bool) -> Cuts {
-    optimal_cuts(vectors, penalty, fits, &|| Ok(())).unwrap()
+    optimal_cuts(vectors, penalty, &[], fits, &|| Ok(())).unwrap()
 }
 
 /// Unit vectors from rows, normalised.
@@ -47,6 +47,30 @@ fn cuts_exactly_at_the_topic_changes() {
     for gap in 0..cuts.scores.len() {
         assert_eq!(cuts.is_meaning_cut(gap), cuts.is_cut[gap], "gap {gap}: score {}", cuts.scores[gap]);
     }
+}
+
+#[test]
+fn an_extra_penalty_keeps_a_cut_from_its_gap_unless_the_gain_pays_it() {
+    // Gap 3 is a topic change: cutting there gains more than the penalty. A small extra
+    // penalty on that gap (it lies inside a paragraph) leaves the cut; one above the surplus
+    // moves it.
+    let vectors = topics(&[4, 3, 5, 4]);
+    let plain = cuts_of(&vectors, DEFAULT_PENALTY, |_, _| true);
+    assert_eq!(cut_gaps(&plain), vec![3, 6, 11]);
+    let surplus = plain.scores[3] - DEFAULT_PENALTY;
+    let with_extra = |extra_at_3: f64| {
+        let mut extra = vec![0.0; 15];
+        extra[3] = extra_at_3;
+        optimal_cuts(&vectors, DEFAULT_PENALTY, &extra, |_, _| true, &|| Ok(())).unwrap()
+    };
+    let kept = with_extra(0.05);
+    assert_eq!(cut_gaps(&kept), vec![3, 6, 11]);
+    // The extra is part of the gap's score, which the size guards and chunk_explain read.
+    assert!((kept.scores[3] - (plain.scores[3] - 0.05)).abs() < 1e-9);
+    assert!(kept.is_meaning_cut(3));
+    assert!(!cut_gaps(&with_extra(surplus + 0.05)).contains(&3));
+    // An empty list is no extra penalty anywhere.
+    assert_eq!(optimal_cuts(&vectors, DEFAULT_PENALTY, &[], |_, _| true, &|| Ok(())).unwrap(), plain);
 }
 
 #[test]

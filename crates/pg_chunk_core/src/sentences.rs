@@ -51,6 +51,20 @@ impl Span {
     }
 }
 
+/// Whether a blank line (rule 1) lies between each unit and the next: one entry per gap.
+pub fn paragraph_breaks(doc: &str, units: &[Span]) -> Vec<bool> {
+    units
+        .windows(2)
+        .map(|pair| {
+            let between = &doc[pair[0].end..pair[1].start];
+            // `\r\n` is one line break; a lone `\r` or `\n` is one too.
+            let breaks =
+                between.char_indices().filter(|&(i, c)| c == '\n' || c == '\r' && !between[i + 1..].starts_with('\n'));
+            breaks.count() >= 2
+        })
+        .collect()
+}
+
 /// Words that a single `.` follows without ending the sentence, compared ignoring ASCII case and
 /// without their dot. Dotted single letters (`e.g`, `i.e`, `U.S`, `a.m`) are recognised by
 /// shape instead of being listed.

@@ -64,6 +64,22 @@ fn invariant_check_rejects_broken_outputs() {
 
 // The tables below keep one case per line; rustfmt would spread each over five.
 
+#[test]
+fn paragraph_breaks_mark_the_gaps_at_a_blank_line() {
+    let cases: &[(&str, &[bool])] = &[
+        ("One. Two.\n\nThree.\nFour.", &[false, true, false]),
+        ("Spaces\n \t \nnext", &[true]),
+        ("Windows.\r\n\r\nNext.\r\nWrapped", &[true, false]),
+        ("Old Mac\r\rnext", &[true]),
+        ("Single\r\nbreak. Then", &[false]),
+        ("# Title\nText.\n\n- item\n- item two", &[false, true, false]),
+        ("Alone.", &[]),
+    ];
+    for (doc, expected) in cases {
+        assert_eq!(paragraph_breaks(doc, &split_sentences(doc)), *expected, "{doc:?}");
+    }
+}
+
 #[rustfmt::skip]
 #[test]
 fn plain_sentences() {

@@ -40,7 +40,12 @@ impl<'a> Keys<'a> {
     /// `method` with `penalty` or `threshold`, and `smoothing` (default 1): how the semantic
     /// strategy finds where meaning changes.
     pub(super) fn semantic_method(&self) -> Result<(Boundaries, usize), ChunkError> {
-        let boundaries = parse_boundaries(self.get("method"), self.get("penalty"), self.get("threshold"))?;
+        let boundaries = parse_boundaries(
+            self.get("method"),
+            self.get("penalty"),
+            self.get("mid_paragraph_penalty"),
+            self.get("threshold"),
+        )?;
         let smoothing = self.get("smoothing").map(|v| integer("smoothing", v, 0, 50)).transpose()?.unwrap_or(1);
         Ok((boundaries, smoothing as usize))
     }

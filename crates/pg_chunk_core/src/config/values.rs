@@ -5,7 +5,7 @@
 use super::{Boundaries, Overlap, MAX_SIZE_VALUE};
 use crate::error::ChunkError;
 use crate::names::NamedSet;
-use crate::segmentation::DEFAULT_PENALTY;
+use crate::segmentation::{DEFAULT_MID_PARAGRAPH_PENALTY, DEFAULT_PENALTY};
 use crate::size::{Size, SizeUnit};
 use crate::threshold::Threshold;
 use serde_json::Value;
@@ -42,11 +42,12 @@ pub(super) fn non_empty_string(key: &str, v: &Value) -> Result<String, ChunkErro
     }
 }
 
-/// `method` with its own key: `"optimal"` with `penalty`, `"threshold"` with `threshold`. A
-/// config that sets `threshold` alone means the threshold method.
+/// `method` with its own keys: `"optimal"` with `penalty` and `mid_paragraph_penalty`, `"threshold"`
+/// with `threshold`. A config that sets `threshold` alone means the threshold method.
 pub(super) fn parse_boundaries(
     method: Option<&Value>,
     penalty: Option<&Value>,
+    mid_paragraph_penalty: Option<&Value>,
     threshold: Option<&Value>,
 ) -> Result<Boundaries, ChunkError> {
     let method = match method {
@@ -64,9 +65,17 @@ pub(super) fn parse_boundaries(
             "applies to method \"threshold\" only; method \"optimal\" takes penalty",
         )),
         ("optimal", p, None) => {
-            Ok(Boundaries::Optimal { penalty: p.map_or(Ok(DEFAULT_PENALTY), |p| number("penalty", p, 0.0, 100.0))? })
+            let penalty = p.map_or(Ok(DEFAULT_PENALTY), |p| number("penalty", p, 0.0, 100.0))?;
+            let mid_paragraph_penalty = mid_paragraph_penalty
+                .map_or(Ok(DEFAULT_MID_PARAGRAPH_PENALTY), |b| number("mid_paragraph_penalty", b, 0.0, 100.0))?;
+            Ok(Boundaries::Optimal { penalty, mid_paragraph_penalty })
         }
         (_, Some(p), _) => Err(ChunkError::config("penalty", p, "applies to method \"optimal\" only")),
+        (_, None, _) if mid_paragraph_penalty.is_some() => Err(ChunkError::config(
+            "mid_paragraph_penalty",
+            mid_paragraph_penalty.unwrap_or_default(),
+            "applies to method \"optimal\" only",
+        )),
         (_, None, t) => {
             Ok(Boundaries::Threshold(t.map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0))))
         }

@@ -58,7 +58,7 @@ impl PlotLabels {
     /// The labels for the semantic strategy's `cfg.boundaries`, chunking with `model`.
     pub fn for_config(cfg: &ChunkConfig, model: &str) -> PlotLabels {
         let (method, score_axis, threshold_name, scores_are_distances) = match cfg.boundaries {
-            Boundaries::Optimal { penalty } => (
+            Boundaries::Optimal { penalty, .. } => (
                 format!("optimal segmentation, penalty {}", number(penalty, 3)),
                 "score (coherence gained by a cut)",
                 "penalty",

@@ -10,7 +10,7 @@ use crate::embed::Embedder;
 use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, runs_from_cuts, split_oversized, Run};
 use crate::segmentation::optimal_cuts;
-use crate::sentences::{split_sentences_interruptible, Span};
+use crate::sentences::{paragraph_breaks, split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
 use crate::threshold::{find_cuts, Cuts};
 
@@ -55,18 +55,32 @@ fn smoothed_curve(
     Ok(distance_curve(&smoothed))
 }
 
+/// The extra penalty of a cut at each gap: `mid_paragraph_penalty` inside a paragraph, none at
+/// a blank line. A document without blank lines says nothing about its paragraphs, so its gaps
+/// get none (an empty list).
+fn mid_paragraph_penalties(doc: &str, units: &[Span], mid_paragraph_penalty: f64) -> Vec<f64> {
+    let breaks = paragraph_breaks(doc, units);
+    if mid_paragraph_penalty == 0.0 || !breaks.contains(&true) {
+        return vec![];
+    }
+    breaks.into_iter().map(|at_break| if at_break { 0.0 } else { mid_paragraph_penalty }).collect()
+}
+
 /// Only what the method needs: chunking with optimal segmentation computes no distance curve.
 fn analyse(
+    doc: &str,
+    units: &[Span],
     vectors: &Embeddings,
     sizes: &UnitSizes<'_>,
     cfg: &ChunkConfig,
     interrupt: &dyn Fn() -> Result<(), ChunkError>,
 ) -> Result<Analysis, ChunkError> {
     Ok(match cfg.boundaries {
-        Boundaries::Optimal { penalty } => Analysis {
-            cuts: optimal_cuts(vectors, penalty, |first, last| sizes.fits(first, last, cfg.max_size), interrupt)?,
-            smoothed: None,
-        },
+        Boundaries::Optimal { penalty, mid_paragraph_penalty } => {
+            let fits = |first, last| sizes.fits(first, last, cfg.max_size);
+            let extra = mid_paragraph_penalties(doc, units, mid_paragraph_penalty);
+            Analysis { cuts: optimal_cuts(vectors, penalty, &extra, fits, interrupt)?, smoothed: None }
+        }
         Boundaries::Threshold(rule) => {
             let smoothed = smoothed_curve(vectors, cfg, interrupt)?;
             interrupt()?;
@@ -108,7 +122,7 @@ pub fn semantic_chunks_of(
         return Ok(vec![Chunk::new(units[0].start, units[units.len() - 1].end, SplitReason::Inline, Some(0))]);
     }
     let vectors = embed_units(doc, units, embedder)?;
-    let analysis = analyse(&vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
+    let analysis = analyse(doc, units, &vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
     Ok(plan_chunks(doc, units, &sizes, &analysis, cfg, tokens))
 }
 
@@ -162,7 +176,7 @@ pub struct SentenceTrace {
     pub smoothed_distance: Option<f64>,
     /// What the method compared with the threshold at the gap before this sentence: the
     /// smoothed distance (or its gradient), or for optimal segmentation the coherence gained
-    /// by cutting there, against the penalty.
+    /// by cutting there (less the extra penalty inside a paragraph), against the penalty.
     pub score: Option<f64>,
     /// A chunk starts at this sentence.
     pub is_cut: bool,
@@ -211,7 +225,7 @@ pub fn explain_semantic(
     }
     let sizes = UnitSizes::new(doc, &units, tokens);
     let vectors = embed_units(doc, &units, embedder)?;
-    let analysis = analyse(&vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
+    let analysis = analyse(doc, &units, &vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
     let raw = distance_curve(&vectors);
     let smoothed = match analysis.smoothed.clone() {
         Some(smoothed) => smoothed,

@@ -75,6 +75,40 @@ fn the_default_optimal_segmentation_finds_the_topics_untuned() {
     assert_eq!((chunks[1].split_reason.as_str(), chunks[2].split_reason.as_str()), ("threshold", "threshold"));
 }
 
+/// Six paragraphs of five sentences, no two sentences sharing a word: nothing in the
+/// vocabulary says where to cut, so the size of chunks and the paragraphs decide.
+fn unrelated_paragraphs() -> String {
+    let sentence = |i: usize| {
+        let words: Vec<String> = (0..6).map(|w| format!("w{}x{}", i, w)).collect();
+        let mut text = words.join(" ");
+        text[..1].make_ascii_uppercase();
+        text + "."
+    };
+    (0..6).map(|p| (0..5).map(|s| sentence(p * 5 + s)).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n\n")
+}
+
+#[test]
+fn optimal_cuts_fall_at_blank_lines_unless_the_meaning_changes_inside_a_paragraph() {
+    let doc = unrelated_paragraphs();
+    let at_blank_line = |chunks: &[Chunk]| chunks[1..].iter().all(|c| doc[..c.start].ends_with("\n\n"));
+    let default = chunk(&doc, json!({"inline_threshold": 0}));
+    assert!(default.len() > 1 && at_blank_line(&default), "{:#?}", texts(&doc, &default));
+    let without = chunk(&doc, json!({"inline_threshold": 0, "mid_paragraph_penalty": 0}));
+    assert!(without.len() > 1 && !at_blank_line(&without), "{:#?}", texts(&doc, &without));
+    // A document without blank lines says nothing about paragraphs and is cut as without it.
+    let flat = doc.replace("\n\n", " ");
+    assert_eq!(
+        chunk(&flat, json!({"inline_threshold": 0})),
+        chunk(&flat, json!({"inline_threshold": 0, "mid_paragraph_penalty": 0}))
+    );
+    // A clear change of topic inside a paragraph is still cut: here the only blank line is in
+    // the middle of the second topic.
+    let doc = three_topics().replace(" Cargo runs", "\n\nCargo runs");
+    let got = texts(&doc, &chunk(&doc, json!({"inline_threshold": 0, "min_size": 100})));
+    assert!(got.iter().any(|c| c.starts_with("The Rust compiler")), "{got:#?}");
+    assert!(got.iter().any(|c| c.starts_with("Bakers knead")), "{got:#?}");
+}
+
 #[test]
 fn short_documents_stay_whole_and_empty_ones_give_nothing() {
     let doc = "  One sentence. Another one.  ";
