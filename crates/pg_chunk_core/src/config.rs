@@ -46,7 +46,7 @@ pub enum Boundaries {
         /// What each chunk costs: higher makes fewer, longer chunks.
         penalty: f64,
         /// What a chunk that starts inside a paragraph costs on top of `penalty`, in a document
-        /// with blank lines (cfg `mid_paragraph_penalty`).
+        /// whose paragraphs are marked (cfg `mid_paragraph_penalty`; see semantic.rs).
         mid_paragraph_penalty: f64,
     },
     /// A threshold on the smoothed distance curve between neighbouring units (cfg

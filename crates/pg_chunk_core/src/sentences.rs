@@ -51,16 +51,19 @@ impl Span {
     }
 }
 
-/// Whether a blank line (rule 1) lies between each unit and the next: one entry per gap.
+/// Whether each gap between units ends a paragraph: a blank line lies between them (rule 1),
+/// or the next unit is a Markdown heading on a line of its own (rule 2). One entry per gap.
 pub fn paragraph_breaks(doc: &str, units: &[Span]) -> Vec<bool> {
     units
         .windows(2)
         .map(|pair| {
             let between = &doc[pair[0].end..pair[1].start];
             // `\r\n` is one line break; a lone `\r` or `\n` is one too.
-            let breaks =
-                between.char_indices().filter(|&(i, c)| c == '\n' || c == '\r' && !between[i + 1..].starts_with('\n'));
-            breaks.count() >= 2
+            let breaks = between
+                .char_indices()
+                .filter(|&(i, c)| c == '\n' || c == '\r' && !between[i + 1..].starts_with('\n'))
+                .count();
+            breaks >= 2 || breaks == 1 && matches!(classify_line(doc, pair[1].start), Line::Heading { .. })
         })
         .collect()
 }

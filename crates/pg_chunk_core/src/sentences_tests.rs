@@ -73,6 +73,8 @@ fn paragraph_breaks_mark_the_gaps_at_a_blank_line() {
         ("Old Mac\r\rnext", &[true]),
         ("Single\r\nbreak. Then", &[false]),
         ("# Title\nText.\n\n- item\n- item two", &[false, true, false]),
+        ("Text.\n## Next section\nMore.", &[true, false]),
+        ("Text. # not a heading", &[false]),
         ("Alone.", &[]),
     ];
     for (doc, expected) in cases {

@@ -71,14 +71,12 @@ pub(super) fn parse_boundaries(
             Ok(Boundaries::Optimal { penalty, mid_paragraph_penalty })
         }
         (_, Some(p), _) => Err(ChunkError::config("penalty", p, "applies to method \"optimal\" only")),
-        (_, None, _) if mid_paragraph_penalty.is_some() => Err(ChunkError::config(
-            "mid_paragraph_penalty",
-            mid_paragraph_penalty.unwrap_or_default(),
-            "applies to method \"optimal\" only",
-        )),
-        (_, None, t) => {
-            Ok(Boundaries::Threshold(t.map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0))))
-        }
+        (_, None, t) => match mid_paragraph_penalty {
+            Some(m) => Err(ChunkError::config("mid_paragraph_penalty", m, "applies to method \"optimal\" only")),
+            None => {
+                Ok(Boundaries::Threshold(t.map(parse_threshold).transpose()?.unwrap_or(Threshold::Percentile(92.0))))
+            }
+        },
     }
 }
 

@@ -55,9 +55,9 @@ fn smoothed_curve(
     Ok(distance_curve(&smoothed))
 }
 
-/// The extra penalty of a cut at each gap: `mid_paragraph_penalty` inside a paragraph, none at
-/// a blank line. A document without blank lines says nothing about its paragraphs, so its gaps
-/// get none (an empty list).
+/// The extra penalty of a cut at each gap: `mid_paragraph_penalty` inside a paragraph, none where
+/// one ends ([`paragraph_breaks`]: a blank line, or a heading next). A document with no such gap
+/// says nothing about its paragraphs, so its gaps get none (an empty list).
 fn mid_paragraph_penalties(doc: &str, units: &[Span], mid_paragraph_penalty: f64) -> Vec<f64> {
     let breaks = paragraph_breaks(doc, units);
     if mid_paragraph_penalty == 0.0 || !breaks.contains(&true) {
