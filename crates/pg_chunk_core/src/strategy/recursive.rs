@@ -7,7 +7,7 @@ use super::{add_overlap, Chunk, SplitReason};
 use crate::config::ChunkConfig;
 use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, Run};
-use crate::sentences::{split_sentences_interruptible, Span};
+use crate::sentences::{paragraph_breaks, split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
 
 /// What packing produces, in document order.
@@ -84,15 +84,14 @@ pub fn recursive_chunks(
     Ok(chunks)
 }
 
-/// Runs of units separated by a blank line.
+/// Runs of units between paragraph ends ([`paragraph_breaks`]).
 fn paragraphs(doc: &str, units: &[Span]) -> Vec<Run> {
     let mut runs = Vec::new();
     let mut first = 0;
-    for i in 1..units.len() {
-        let gap = &doc[units[i - 1].end..units[i].start];
-        if gap.matches('\n').count() >= 2 {
-            runs.push(Run { first, last: i - 1 });
-            first = i;
+    for (gap, at_break) in paragraph_breaks(doc, units).into_iter().enumerate() {
+        if at_break {
+            runs.push(Run { first, last: gap });
+            first = gap + 1;
         }
     }
     if !units.is_empty() {

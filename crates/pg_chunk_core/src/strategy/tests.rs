@@ -193,6 +193,11 @@ fn recursive_packs_paragraphs_then_sentences() {
         chunks.iter().map(|c| c.split_reason.as_str()).collect::<Vec<_>>(),
         ["paragraph", "sentence", "sentence"]
     );
+    // A Markdown heading on the next line ends a paragraph too (sentences::paragraph_breaks).
+    let doc = "Intro sentence here. Another one follows.\n## Next part\nIts text is here.";
+    let chunks = chunk(doc, json!({"strategy": "recursive", "max_size": 50, "min_size": 0, "overlap": 0}));
+    assert_eq!(texts(doc, &chunks), ["Intro sentence here. Another one follows.", "## Next part\nIts text is here."]);
+    assert_eq!(chunks[1].split_reason.as_str(), "paragraph");
 }
 
 #[test]

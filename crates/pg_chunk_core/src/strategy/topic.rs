@@ -15,9 +15,9 @@
 //!   starts with `size`.
 //! - Then chunks below `min_size` merge into the neighbour across the lower seam, when the
 //!   merged chunk fits `max_size`. The seam at a gap is 1 − Jaccard of the chunk so far and the
-//!   next sentence (0 where either side has no keywords), plus [`PARAGRAPH_SEAM`] where a blank
-//!   line separates them: the writer's paragraph is a topic boundary of its own, and between
-//!   sentences of real prose, whose Jaccard is mostly 0, it is what tells the sides apart.
+//!   next sentence (0 where either side has no keywords), plus [`PARAGRAPH_SEAM`] where a
+//!   paragraph ends between them ([`paragraph_breaks`]): the writer's paragraph is a topic
+//!   boundary of its own, and between sentences of real prose, whose Jaccard is mostly 0, it is what tells the sides apart.
 //!
 //! Because the chunk's keyword set grows with every sentence while a sentence's stays small,
 //! Jaccard favours short chunks: a sentence can only continue a chunk that has at most about
@@ -31,13 +31,13 @@ use crate::config::ChunkConfig;
 use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, Run};
 use crate::measures::{jaccard, keywords};
-use crate::sentences::{split_sentences_interruptible, Span};
+use crate::sentences::{paragraph_breaks, split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
 
 /// Keyword overlap (Jaccard) a sentence needs with the chunk to continue it (docs/design.md, "The five strategies").
 pub const COHERENCE_THRESHOLD: f64 = 0.3;
 
-/// Added to the seam at a blank line, so that an undersized chunk merges within its paragraph
+/// Added to the seam where a paragraph ends, so that an undersized chunk merges within its paragraph
 /// unless the other side shares clearly more keywords.
 pub const PARAGRAPH_SEAM: f64 = 0.1;
 
@@ -53,6 +53,7 @@ pub fn topic_chunks(
     let mut pieces: Vec<Piece> = Vec::new();
     // Seam at gap g (between sentences g and g + 1), for the merge of undersized chunks.
     let mut seams = vec![0.0; units.len()];
+    let breaks = paragraph_breaks(doc, &units);
     let mut chunk_words: BTreeSet<String> = BTreeSet::new();
     let mut next_reason = SplitReason::Start;
     for i in 0..units.len() {
@@ -69,8 +70,7 @@ pub fn topic_chunks(
         }
         let coherence = (!chunk_words.is_empty() && !words.is_empty()).then(|| jaccard(&chunk_words, &words));
         if i > 0 {
-            let blank_line = doc[units[i - 1].end..units[i].start].matches('\n').count() >= 2;
-            seams[i - 1] = 1.0 - coherence.unwrap_or(1.0) + if blank_line { PARAGRAPH_SEAM } else { 0.0 };
+            seams[i - 1] = 1.0 - coherence.unwrap_or(1.0) + if breaks[i - 1] { PARAGRAPH_SEAM } else { 0.0 };
         }
         match pieces.last_mut() {
             Some(Piece::Packed(run, _))
