@@ -56,6 +56,7 @@ DECLARE
     candidates int;
     unknown text;
     language regconfig;
+    statement text;
 BEGIN
     IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
@@ -132,7 +133,7 @@ BEGIN
 
     -- The config, model and dimension are spliced as literals so the planner matches the
     -- config's partial HNSW index; the query text and vector always travel as parameters.
-    RETURN QUERY EXECUTE format($q$
+    statement := format($q$
         WITH vector_hits AS (
             SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
             FROM (SELECT c.id, %1$s AS embedding_cast
@@ -171,8 +172,22 @@ BEGIN
         -- The chunks' documents are joined only to filter: by metadata, or by their row-level
         -- security (a chunk's document always exists: the foreign key).
         CASE WHEN doc_metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
-             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END)
-    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
-          df, chunks, k1, b, average_length, text_candidates;
+             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END);
+    -- pgvector's HNSW scan (0.8.6 included) can fail with XX000 "cannot load deleted element"
+    -- when a VACUUM of the chunks marks elements deleted while an iterative scan resumes from
+    -- candidates it read before. The statement has returned no row by then (its last step sorts
+    -- them all) and writes nothing, so it runs again: docs/errors.md.
+    FOR attempt IN 1..3 LOOP
+        BEGIN
+            RETURN QUERY EXECUTE statement
+            USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
+                  df, chunks, k1, b, average_length, text_candidates;
+            RETURN;
+        EXCEPTION WHEN internal_error THEN
+            IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN
+                RAISE;
+            END IF;
+        END;
+    END LOOP;
 END
 $$;

@@ -10,7 +10,7 @@
 //!
 //! Meanwhile a seventeenth connection VACUUMs the chunks every two seconds, so that HNSW's
 //! VACUUM races the inserts as autovacuum makes it do in a busy store (pgvector before 0.8.4 could
-//! corrupt an index that way: docs/errors.md).
+//! corrupt an index that way, and 0.8.6 can still fail a resumed scan: docs/errors.md).
 
 use pg_chunk_client_tests::{
     assert_store_exact, connect_database, describe_error, fresh_database, proc_status_kb, prose_paragraphs,
