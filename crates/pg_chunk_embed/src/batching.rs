@@ -32,9 +32,10 @@ pub(crate) const MAX_RUN_POSITIONS: usize = 16 * 512;
 pub(crate) fn length_sorted_batches(token_lengths: &[usize], batch_size: usize) -> Vec<Vec<usize>> {
     let batch_size = batch_size.max(1);
     let mut order: Vec<usize> = (0..token_lengths.len()).collect();
-    order.sort_by_key(|&index| token_lengths[index]); // stable
-                                                      // cheapest[j]: the least cost of the first j sorted inputs; start[j]: where its last batch
-                                                      // begins. A batch's padded width is the length of its last (longest) input.
+    // A stable sort: ties keep input order.
+    order.sort_by_key(|&index| token_lengths[index]);
+    // cheapest[j]: the least cost of the first j sorted inputs; start[j]: where its last batch
+    // begins. A batch's padded width is the length of its last (longest) input.
     let mut cheapest = vec![0u64; order.len() + 1];
     let mut start = vec![0usize; order.len() + 1];
     for end in 1..=order.len() {

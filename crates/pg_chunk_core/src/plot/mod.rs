@@ -142,7 +142,11 @@ pub fn render_svg(explanation: &Explanation, labels: &PlotLabels) -> String {
     }
     let plot = Plot::new(explanation, labels);
     text(&mut svg, LEFT, 22.0, "start", "font-size=\"15\" font-weight=\"600\"", &plot.title());
-    text(&mut svg, LEFT, 39.0, "start", "fill=\"#555555\"", &labels.method);
+    let method = match explanation.paragraph_penalty {
+        0.0 => labels.method.clone(),
+        extra => format!("{}; scores inside a paragraph less {}", labels.method, number(extra, 3)),
+    };
+    text(&mut svg, LEFT, 39.0, "start", "fill=\"#555555\"", &method);
     // Back to front: bands, grid and axes, cut markers, the threshold, the curves, labels on top.
     plot.bands(&mut svg);
     plot.axes(&mut svg);

@@ -25,7 +25,7 @@ fn explanation(threshold: f64, scores: &[Option<f64>], cuts: &[(usize, &str)]) -
             }
         })
         .collect();
-    Explanation { threshold, sentences }
+    Explanation { threshold, paragraph_penalty: 0.0, sentences }
 }
 
 /// A trace's reason as `SentenceTrace::reason_text` writes it: a name, `forced` after it or alone.
@@ -300,4 +300,16 @@ fn an_inline_document_is_one_band_and_says_why() {
     check_well_formed(&svg);
     assert_eq!(count(&svg, "class=\"band\""), 1);
     assert!(svg.contains("kept whole"));
+}
+
+#[test]
+fn the_method_line_says_what_a_cut_inside_a_paragraph_costs_more() {
+    let mut e = explanation(1.3, &[None, Some(0.2), Some(1.9)], &[(2, "threshold")]);
+    let method = ">optimal segmentation, penalty 1.3, model lexical</text>";
+    assert!(render_svg(&e, &labels()).contains(method), "no paragraphs, nothing said");
+    e.paragraph_penalty = 0.5;
+    let svg = render_svg(&e, &labels());
+    assert!(
+        svg.contains(">optimal segmentation, penalty 1.3, model lexical; scores inside a paragraph less 0.5</text>")
+    );
 }

@@ -207,6 +207,9 @@ pub struct Explanation {
     /// The threshold on the scores' scale (the penalty for optimal segmentation; NaN when a
     /// threshold rule has no curve, i.e. the document has one sentence).
     pub threshold: f64,
+    /// What the scores of the gaps inside a paragraph have had taken off (cfg
+    /// `mid_paragraph_penalty`): 0 for a threshold rule, or a document that marks no paragraphs.
+    pub paragraph_penalty: f64,
     /// One trace per sentence, in order.
     pub sentences: Vec<SentenceTrace>,
 }
@@ -221,7 +224,7 @@ pub fn explain_semantic(
     super::check_document_size(doc, cfg)?;
     let units = split_sentences_interruptible(doc, &|| embedder.check_interrupt())?;
     if units.is_empty() {
-        return Ok(Explanation { threshold: f64::NAN, sentences: vec![] });
+        return Ok(Explanation { threshold: f64::NAN, paragraph_penalty: 0.0, sentences: vec![] });
     }
     let sizes = UnitSizes::new(doc, &units, tokens);
     let vectors = embed_units(doc, &units, embedder)?;
@@ -266,5 +269,13 @@ pub fn explain_semantic(
             }
         })
         .collect();
-    Ok(Explanation { threshold: analysis.cuts.threshold, sentences })
+    let paragraph_penalty = match cfg.boundaries {
+        Boundaries::Optimal { mid_paragraph_penalty, .. }
+            if !mid_paragraph_penalties(doc, &units, mid_paragraph_penalty).is_empty() =>
+        {
+            mid_paragraph_penalty
+        }
+        _ => 0.0,
+    };
+    Ok(Explanation { threshold: analysis.cuts.threshold, paragraph_penalty, sentences })
 }

@@ -235,6 +235,21 @@ fn explain_scores_optimal_cuts_against_the_penalty() {
         assert_eq!(s.is_cut, score > 1.0, "sentence {i}: score {score}, {:?}", s.reason);
         assert_eq!(s.is_cut, i == 6 || i == 12, "sentence {i}");
     }
+    assert_eq!(explanation.paragraph_penalty, 0.0, "no blank line: no paragraphs, no extra penalty");
+}
+
+#[test]
+fn explain_says_what_a_cut_inside_a_paragraph_costs_more() {
+    let doc = unrelated_paragraphs();
+    let explain = |cfg: Value| {
+        let cfg = ChunkConfig::parse(&cfg).unwrap();
+        explain_semantic(&doc, &cfg, &mut LexicalEmbedder::new(), &EstimatedTokens).unwrap().paragraph_penalty
+    };
+    assert_eq!(explain(json!({"inline_threshold": 0})), 0.5, "the default");
+    assert_eq!(explain(json!({"inline_threshold": 0, "mid_paragraph_penalty": 0.8})), 0.8);
+    assert_eq!(explain(json!({"inline_threshold": 0, "mid_paragraph_penalty": 0})), 0.0);
+    let threshold = json!({"inline_threshold": 0, "threshold": {"type": "percentile", "value": 85}});
+    assert_eq!(explain(threshold), 0.0, "a threshold rule has none");
 }
 
 fn size_strategy() -> impl proptest::strategy::Strategy<Value = Value> {
