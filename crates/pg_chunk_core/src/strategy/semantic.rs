@@ -19,6 +19,9 @@ struct Analysis {
     cuts: Cuts,
     /// The smoothed distance curve, when the method needed it (threshold rules cut on it).
     smoothed: Option<Vec<f64>>,
+    /// What the scores of the gaps inside a paragraph have had taken off: `mid_paragraph_penalty`
+    /// when it applied, else 0 (a threshold rule, a document that marks no paragraphs).
+    paragraph_penalty: f64,
 }
 
 impl Analysis {
@@ -79,12 +82,17 @@ fn analyse(
         Boundaries::Optimal { penalty, mid_paragraph_penalty } => {
             let fits = |first, last| sizes.fits(first, last, cfg.max_size);
             let extra = mid_paragraph_penalties(doc, units, mid_paragraph_penalty);
-            Analysis { cuts: optimal_cuts(vectors, penalty, &extra, fits, interrupt)?, smoothed: None }
+            let paragraph_penalty = if extra.is_empty() { 0.0 } else { mid_paragraph_penalty };
+            Analysis {
+                cuts: optimal_cuts(vectors, penalty, &extra, fits, interrupt)?,
+                smoothed: None,
+                paragraph_penalty,
+            }
         }
         Boundaries::Threshold(rule) => {
             let smoothed = smoothed_curve(vectors, cfg, interrupt)?;
             interrupt()?;
-            Analysis { cuts: find_cuts(&smoothed, rule), smoothed: Some(smoothed) }
+            Analysis { cuts: find_cuts(&smoothed, rule), smoothed: Some(smoothed), paragraph_penalty: 0.0 }
         }
     })
 }
@@ -208,7 +216,7 @@ pub struct Explanation {
     /// threshold rule has no curve, i.e. the document has one sentence).
     pub threshold: f64,
     /// What the scores of the gaps inside a paragraph have had taken off (cfg
-    /// `mid_paragraph_penalty`): 0 for a threshold rule, or a document that marks no paragraphs.
+    /// `mid_paragraph_penalty`, or 0 where it did not apply).
     pub paragraph_penalty: f64,
     /// One trace per sentence, in order.
     pub sentences: Vec<SentenceTrace>,
@@ -269,13 +277,5 @@ pub fn explain_semantic(
             }
         })
         .collect();
-    let paragraph_penalty = match cfg.boundaries {
-        Boundaries::Optimal { mid_paragraph_penalty, .. }
-            if !mid_paragraph_penalties(doc, &units, mid_paragraph_penalty).is_empty() =>
-        {
-            mid_paragraph_penalty
-        }
-        _ => 0.0,
-    };
-    Ok(Explanation { threshold: analysis.cuts.threshold, paragraph_penalty, sentences })
+    Ok(Explanation { threshold: analysis.cuts.threshold, paragraph_penalty: analysis.paragraph_penalty, sentences })
 }
