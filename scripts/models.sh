@@ -187,7 +187,7 @@ quantize_minilm() { "$MODEL_VENV/bin/python" scripts/int8/minilm.py "$models/$OP
 quantize_e5() { bash scripts/e5/pack.sh --int8 "$1" "$WHEEL_CACHE"; }
 declare -A INT8_SHA256=(
     [all-minilm-l6-v2]="efa30d3311cddf70597f21d450d68d79024dc6b99fe7989eea53271b8b840f8f 50a86609f7e39e9c9b9afb548d04859243b1e76d44cf172cd2fbb7b733204552 a944bb700ddf7e1952ee1a1a35ea44a3e2fddca376a067b6e2fff6a100073ccc"
-    [multilingual-e5-small]="0d589f80cbec61a724b0e15a74e12d03c1a50312502e88e184fed86447bceed7 2f161075f7b380556f24a039ad5558faf4ea93c7b97821986c633b34e8de53c5 263735b18492471ef91ec52f854c6784eabcd016e5292e98f119c1f4ca59e81e"
+    [multilingual-e5-small]="7a5a8aad5d77795da8cafc8601b028d1b3b4030f42636b70a53c20548acebc3b c5fe0867e1f2bf3e69c67ffd46206512cdb4397571131b31953398b4c613ef99 7b53d3a9fbcaa8d75f7af092f81f54d908bd17c2cb40366084498e05b2f95a41"
 )
 for model in all-minilm-l6-v2 multilingual-e5-small; do
     read -r quantized_sha model_sha data_sha <<<"${INT8_SHA256[$model]}"

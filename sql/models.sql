@@ -37,7 +37,7 @@ COMMENT ON TABLE knowledge.models IS
 'Embedding models by name. Files are relative to pg_chunk.model_dir. Only superusers may change it.';
 
 -- The transformers compute with integer kernels by default (int8 weights per output channel,
--- activations quantized per run: scripts/int8/README.md); their float32 copies stay registered
+-- activations quantized per token: scripts/int8/README.md); their float32 copies stay registered
 -- under the name with -float, for parity checks and for whoever wants them.
 INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens, optimize_graph, description) VALUES
     ('all-minilm-l6-v2', 'transformer', 'all-minilm-l6-v2/model.int8.onnx', 'all-minilm-l6-v2/tokenizer.json', 384, 'mean', true, 256, false,

