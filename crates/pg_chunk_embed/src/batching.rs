@@ -19,14 +19,22 @@ fn batch_cost(rows: usize, columns: usize) -> u64 {
     RUN_OVERHEAD * ATTENTION_SCALE + rows * (columns * ATTENTION_SCALE + columns * columns)
 }
 
-/// The most token positions (rows × padded width) one run holds, whatever the batch size: the
-/// default batch size's worst case (16 rows of 512 tokens). A run's memory grows with rows ×
-/// width² (attention), so pg_chunk.batch_size, which any role may raise, cannot make a backend
-/// take more than the default can.
+/// The most token positions (rows × padded width) one run holds, whatever the batch size (16
+/// rows of 512 tokens), so that pg_chunk.batch_size, which any role may raise, cannot make a
+/// backend take more than that.
 pub(crate) const MAX_RUN_POSITIONS: usize = 16 * 512;
 
-/// Input indices in batches of at most `batch_size` (0 is taken as 1) rows and at most
-/// [`MAX_RUN_POSITIONS`] positions (a single longer input still gets a run), shortest first.
+/// The most rows × padded width² one run holds: a full batch of 16 up to 128 tokens, 4 rows of
+/// 256, one of 512. Attention holds rows × heads × width² scores at once, and ONNX Runtime keeps
+/// its largest run's buffers for the life of the backend: 16 rows of 512 tokens made an e5
+/// backend hold 420 MiB, 16 of 256 a MiniLM one 159 MiB (bench/README.md, "Long inputs"). Long
+/// rows gain nothing from sharing a run: a run's fixed cost is worth about 12 positions
+/// (`RUN_OVERHEAD`), under 1% of 4 rows of 256.
+pub(crate) const MAX_RUN_ATTENTION: usize = 16 * 128 * 128;
+
+/// Input indices in batches of at most `batch_size` (0 is taken as 1) rows, at most
+/// [`MAX_RUN_POSITIONS`] positions and at most [`MAX_RUN_ATTENTION`] rows × width² (a single
+/// longer input still gets a run), shortest first.
 /// Ties keep input order, so the batching is deterministic. Each batch is a run of the sorted
 /// inputs; where one batch ends is chosen (by dynamic programming over the sorted lengths) to
 /// minimise the total `batch_cost`, so a long input is not padded with short ones, and many
@@ -42,7 +50,10 @@ pub(crate) fn length_sorted_batches(token_lengths: &[usize], batch_size: usize) 
     let mut start = vec![0usize; order.len() + 1];
     for end in 1..=order.len() {
         let columns = token_lengths[order[end - 1]];
-        let rows = batch_size.min(MAX_RUN_POSITIONS / columns.max(1)).max(1);
+        let rows = batch_size
+            .min(MAX_RUN_POSITIONS / columns.max(1))
+            .min(MAX_RUN_ATTENTION / (columns * columns).max(1))
+            .max(1);
         (cheapest[end], start[end]) = (end.saturating_sub(rows)..end)
             .map(|begin| (cheapest[begin] + batch_cost(end - begin, columns), begin))
             .fold((u64::MAX, 0), |best, next| if next.0 < best.0 { next } else { best });

@@ -115,7 +115,7 @@ fn padding_fills_to_the_longest_row_and_masks_it() {
 }
 
 #[test]
-fn no_run_holds_more_positions_than_the_default_batch_size_allows() {
+fn no_run_holds_more_positions_or_attention_than_the_caps_allow() {
     let lengths: Vec<usize> = (0..2000).map(|i| 1 + (i * 37) % 512).collect();
     for batch_size in [16, 256, 1024] {
         let batches = length_sorted_batches(&lengths, batch_size);
@@ -129,10 +129,18 @@ fn no_run_holds_more_positions_than_the_default_batch_size_allows() {
                 "batch size {batch_size}: {} rows of {width}",
                 batch.len()
             );
+            assert!(
+                batch.len() == 1 || batch.len() * width * width <= MAX_RUN_ATTENTION,
+                "batch size {batch_size}: {} rows of {width}",
+                batch.len()
+            );
         }
     }
     // Short inputs still fill a large batch.
     assert_eq!(length_sorted_batches(&[4; 1000], 1000).len(), 1);
     // An input longer than the budget runs alone.
     assert_eq!(length_sorted_batches(&[9000, 9000], 16), vec![vec![0], vec![1]]);
+    // Long inputs share a run only as far as attention allows: 16 of 128 tokens, 4 of 256, 1 of 512.
+    let runs = |width: usize| length_sorted_batches(&[width; 16], 16).iter().map(Vec::len).max().unwrap();
+    assert_eq!((runs(128), runs(256), runs(512)), (16, 4, 1));
 }
