@@ -7,6 +7,7 @@ use super::PROMPT_DATABASE;
 pub(super) struct Markers {
     pub(super) not_run: Option<String>,
     pub(super) varies: Vec<String>,
+    pub(super) near: Vec<String>,
     pub(super) needs_worker: bool,
     pub(super) new_database: bool,
 }
@@ -63,19 +64,19 @@ pub(super) fn parse_markers(page: &str, comments: &[(usize, String)]) -> Result<
         match key.trim() {
             "not run" if value.is_empty() => return Err(format!("{at}: `not run` needs a reason")),
             "not run" => markers.not_run = Some(value.to_string()),
-            "varies" => {
+            marker @ ("varies" | "near") => {
                 let names: Vec<String> = value.split(',').map(|n| n.trim().to_string()).collect();
                 if names.iter().any(String::is_empty) {
-                    return Err(format!("{at}: `varies` needs column names separated by commas, got {value:?}"));
+                    return Err(format!("{at}: `{marker}` needs column names separated by commas, got {value:?}"));
                 }
-                markers.varies.extend(names);
+                if marker == "varies" { &mut markers.varies } else { &mut markers.near }.extend(names);
             }
             "needs" if value == "worker" => markers.needs_worker = true,
             "database" if value == "new" => markers.new_database = true,
             other => {
                 return Err(format!(
                     "{at}: unknown marker `{other}: {value}` (known: `not run: <reason>`, \
-                     `varies: <columns>`, `needs: worker`, `database: new`)"
+                     `varies: <columns>`, `near: <columns>`, `needs: worker`, `database: new`)"
                 ))
             }
         }

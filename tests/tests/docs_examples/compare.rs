@@ -1,7 +1,8 @@
 //! What psql printed against what the page shows: the transcript, the tables whose `varies`
-//! cells are left out, the diff of a mismatch, and the page that bless writes.
+//! cells are left out and whose `near` cells are compared as numbers, the diff of a mismatch, and
+//! the page that bless writes.
 
-use super::blocks::{Block, Statement};
+use super::blocks::{Block, Markers, Statement};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -66,39 +67,73 @@ pub(super) fn find_tables(lines: &[String]) -> Vec<Table> {
     tables
 }
 
+/// How far a `near` cell's number may be from the page's. The integer models' arithmetic differs
+/// between CPUs (ONNX Runtime's kernels for AVX2 and for VNNI), which moves a cosine computed from
+/// their vectors by up to about 0.015.
+pub(super) const NEAR: f64 = 0.03;
+
+/// How a table cell of the page is compared with psql's.
+#[derive(Clone, Copy, PartialEq)]
+enum Cell {
+    Equal,
+    /// A `varies` column's: not compared.
+    Skipped,
+    /// A `near` column's: equal, or both numbers within [`NEAR`].
+    Near,
+}
+
 /// Whether psql's transcript `actual` is the page's `expected`, the cells of the `varies` columns
-/// left out; an error when a `varies` name is no column of the block's tables.
-pub(super) fn outputs_match(expected: &[String], actual: &[String], varies: &[String]) -> Result<bool, String> {
+/// left out and those of the `near` columns compared as numbers; an error when a marker's name is
+/// no column of the block's tables.
+pub(super) fn outputs_match(expected: &[String], actual: &[String], markers: &Markers) -> Result<bool, String> {
     let tables = find_tables(expected);
-    if let Some(name) = varies.iter().find(|name| !tables.iter().any(|t| t.columns.contains(name))) {
-        return Err(format!("`varies: {name}` names no column of the block's tables"));
+    for (marker, names) in [("varies", &markers.varies), ("near", &markers.near)] {
+        if let Some(name) = names.iter().find(|name| !tables.iter().any(|t| t.columns.contains(name))) {
+            return Err(format!("`{marker}: {name}` names no column of the block's tables"));
+        }
     }
     if expected.len() != actual.len() {
         return Ok(false);
     }
-    // Per line of a table with a varying column: which of its cells are not compared.
-    let mut masks: HashMap<usize, Vec<bool>> = HashMap::new();
+    // Per line of a table with a marked column: how each of its cells is compared.
+    let mut rows: HashMap<usize, Vec<Cell>> = HashMap::new();
     for table in &tables {
-        let mask: Vec<bool> = table.columns.iter().map(|c| varies.contains(c)).collect();
-        if mask.contains(&true) {
+        let kinds: Vec<Cell> = table
+            .columns
+            .iter()
+            .map(|c| match (markers.varies.contains(c), markers.near.contains(c)) {
+                (true, _) => Cell::Skipped,
+                (false, true) => Cell::Near,
+                (false, false) => Cell::Equal,
+            })
+            .collect();
+        if kinds.iter().any(|&kind| kind != Cell::Equal) {
             for row in table.header + 2..table.end {
-                masks.insert(row, mask.clone());
+                rows.insert(row, kinds.clone());
             }
             // Its header and separator: the same columns, padded to the widths of this run's values.
-            masks.insert(table.header, vec![false; mask.len()]);
-            masks.insert(table.header + 1, Vec::new());
+            rows.insert(table.header, vec![Cell::Equal; kinds.len()]);
+            rows.insert(table.header + 1, Vec::new());
         }
     }
-    Ok(expected.iter().zip(actual).enumerate().all(|(i, (e, a))| match masks.get(&i) {
+    Ok(expected.iter().zip(actual).enumerate().all(|(i, (e, a))| match rows.get(&i) {
         None => e == a,
-        Some(mask) if mask.is_empty() => is_separator(a) && e.matches('+').count() == a.matches('+').count(),
-        Some(mask) => {
+        Some(kinds) if kinds.is_empty() => is_separator(a) && e.matches('+').count() == a.matches('+').count(),
+        Some(kinds) => {
             let (e, a) = (cells(e), cells(a));
-            e.len() == mask.len()
-                && a.len() == mask.len()
-                && mask.iter().zip(e.iter().zip(&a)).all(|(m, (x, y))| *m || x == y)
+            e.len() == kinds.len()
+                && a.len() == kinds.len()
+                && kinds.iter().zip(e.iter().zip(&a)).all(|(kind, (x, y))| match kind {
+                    Cell::Skipped => true,
+                    Cell::Equal => x == y,
+                    Cell::Near => x == y || numbers_within(x, y, NEAR),
+                })
         }
     }))
+}
+
+fn numbers_within(x: &str, y: &str, tolerance: f64) -> bool {
+    matches!((x.parse::<f64>(), y.parse::<f64>()), (Ok(x), Ok(y)) if (x - y).abs() <= tolerance)
 }
 
 /// A diff of the page's lines (numbered as in the page, from `first_line`) against psql's.
@@ -134,11 +169,13 @@ pub(super) fn line_diff(expected: &[String], actual: &[String], first_line: usiz
 
 /// The failure report of a block whose output differs from its page.
 pub(super) fn mismatch_report(page: &str, block: &Block, expected: &[String], actual: &[String]) -> String {
-    let varies = if block.markers.varies.is_empty() {
-        String::new()
-    } else {
-        format!("; the cells of {} are not compared", block.markers.varies.join(", "))
-    };
+    let mut varies = String::new();
+    if !block.markers.varies.is_empty() {
+        varies += &format!("; the cells of {} are not compared", block.markers.varies.join(", "));
+    }
+    if !block.markers.near.is_empty() {
+        varies += &format!("; those of {} within {NEAR}", block.markers.near.join(", "));
+    }
     format!(
         "{page}:{}: psql's output differs from the page (- page, + psql{varies}):\n{}",
         block.start + 1,

@@ -18,6 +18,9 @@
 //!   not compared (timings, ages). Everything else still is: the column names, the other cells of
 //!   every row, the number of rows, every line outside those tables. Each name must be a column of
 //!   a table in the block, so a marker that masks nothing fails rather than lingers.
+//! - `<!-- near: <column>, <column> -->`: in the block's tables, the cells of these columns are
+//!   numbers computed from a model's vectors (similarities, distances), which move in the third
+//!   decimal from one CPU to another; they match the page's when within `NEAR` (0.03) of it.
 //! - `<!-- needs: worker -->`: the block needs pg_chunk's background worker in the test database
 //!   (the queue's examples); the test waits until it is connected, and fails if the server does not
 //!   list the database in `pg_chunk.worker_databases`.
@@ -242,7 +245,7 @@ pg_chunk_demo=# create user \"Reader\";
         let expected = expected_lines(session);
         assert_eq!(actual[..expected.len()], expected[..], "trailing spaces dropped, statements as on the page");
         // The page shows nothing under `SELECT 1;`: that is a mismatch.
-        assert!(!outputs_match(&expected, &actual, &session.markers.varies).unwrap());
+        assert!(!outputs_match(&expected, &actual, &session.markers).unwrap());
         assert!(split_output(&output, 5).unwrap_err().contains("ran 4 of 5"));
         assert!(split_output("psql: error: connection refused\n", 1).unwrap_err().contains("before the first"));
     }
@@ -256,9 +259,12 @@ pg_chunk_demo=# create user \"Reader\";
         let slower = lines(
             " model | load_ms  | loads\n-------+----------+-------\n m     |     150 |     1\n(1 row)\n\nNOTICE:  done",
         );
-        let varies = vec!["load_ms".to_string()];
+        let varies = Markers { varies: vec!["load_ms".to_string()], ..Markers::default() };
         assert!(outputs_match(&page, &slower, &varies).unwrap());
-        assert!(!outputs_match(&page, &slower, &[]).unwrap(), "without the marker the timing is compared");
+        assert!(
+            !outputs_match(&page, &slower, &Markers::default()).unwrap(),
+            "without the marker the timing is compared"
+        );
         // The marker masks only its column: another load count, an extra row or another NOTICE fail.
         let two_loads = lines(
             " model | load_ms | loads\n-------+---------+-------\n m     |      50 |     2\n(1 row)\n\nNOTICE:  done",
@@ -277,7 +283,23 @@ pg_chunk_demo=# create user \"Reader\";
         );
         assert!(!outputs_match(&page, &extra_row, &varies).unwrap());
         // A marker that names no column is an error, not a silent pass.
-        assert!(outputs_match(&page, &page, &["load".to_string()]).unwrap_err().contains("names no column"));
+        let misnamed = Markers { varies: vec!["load".to_string()], ..Markers::default() };
+        assert!(outputs_match(&page, &page, &misnamed).unwrap_err().contains("names no column"));
+    }
+
+    #[test]
+    fn near_compares_its_columns_as_numbers() {
+        let page = lines(" id | similarity\n----+------------\n  5 |      0.709\n(1 row)");
+        let other_cpu = lines(" id | similarity\n----+------------\n  5 |      0.723\n(1 row)");
+        let far = lines(" id | similarity\n----+------------\n  5 |      0.750\n(1 row)");
+        let other_id = lines(" id | similarity\n----+------------\n  6 |      0.709\n(1 row)");
+        let near = Markers { near: vec!["similarity".to_string()], ..Markers::default() };
+        assert!(outputs_match(&page, &other_cpu, &near).unwrap());
+        assert!(!outputs_match(&page, &other_cpu, &Markers::default()).unwrap(), "without the marker: equal only");
+        assert!(!outputs_match(&page, &far, &near).unwrap(), "0.041 is not near");
+        assert!(!outputs_match(&page, &other_id, &near).unwrap(), "the other columns stay exact");
+        let misnamed = Markers { near: vec!["score".to_string()], ..Markers::default() };
+        assert!(outputs_match(&page, &page, &misnamed).unwrap_err().contains("`near: score` names no column"));
     }
 
     #[test]
@@ -287,7 +309,7 @@ pg_chunk_demo=# create user \"Reader\";
         let block = &blocks[0];
         let expected = expected_lines(block);
         let actual = lines("pg_chunk_demo=# SELECT count(*) FROM t;\n count\n-------\n     5\n(1 row)");
-        assert!(!outputs_match(&expected, &actual, &[]).unwrap());
+        assert!(!outputs_match(&expected, &actual, &Markers::default()).unwrap());
         let report = mismatch_report("docs/store.md", block, &expected, &actual);
         assert!(report.starts_with("docs/store.md:4: psql's output differs from the page"), "{report}");
         assert!(report.contains("    7 -      4\n      +      5\n"), "{report}");

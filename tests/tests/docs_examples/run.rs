@@ -159,7 +159,7 @@ pub(super) fn run_page(root: &Path, psql: &Path, page: &str, text: &str, bless: 
             }
         };
         let expected = expected_lines(block);
-        match outputs_match(&expected, &actual, &block.markers.varies) {
+        match outputs_match(&expected, &actual, &block.markers) {
             Ok(true) => {}
             Ok(false) if bless => result.blessed.push((block.start, block.start + block.lines.len(), actual)),
             Ok(false) => result.failures.push(mismatch_report(page, block, &expected, &actual)),
