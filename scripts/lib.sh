@@ -11,6 +11,21 @@ export PATH="$HOME/.cargo/bin:$PATH"
 step() { printf '\n==> %s\n' "$*"; }
 say() { printf '    %s\n' "$*"; }
 
+# The CPU as the benchmarks report it: /proc/cpuinfo's model name and the widest SIMD extension
+# that ONNX Runtime's integer kernels can use; their gain over float32 depends on it
+# (bench/README.md, "Speed and memory"). "AMD EPYC, AVX2", say.
+cpu_description() {
+    awk -F': ' '/^model name/ && !name { name = $2 } /^flags/ && !flags { flags = " " $2 " " }
+        END {
+            if (flags ~ / avx512_vnni /) simd = "AVX-512 VNNI"
+            else if (flags ~ / avx_vnni /) simd = "AVX-VNNI"
+            else if (flags ~ / avx512f /) simd = "AVX-512"
+            else if (flags ~ / avx2 /) simd = "AVX2"
+            else simd = "no AVX2"
+            print name ", " simd
+        }' /proc/cpuinfo
+}
+
 pg_sharedir() { "$PG_CONFIG" --sharedir; }
 pg_pkglibdir() { "$PG_CONFIG" --pkglibdir; }
 # Where scripts/models.sh installs the embedding models, one folder per model name.

@@ -103,8 +103,7 @@ cat "$OUT"/concurrent.* >>"$results"
 rm -f "$OUT"/concurrent.*
 
 step "embeddings benchmark: results ($results)"
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($cpu), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version') || ', pg_chunk ' || extversion FROM pg_extension WHERE extname = 'pg_chunk'")"
+say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(cpu_description)), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version') || ', pg_chunk ' || extversion FROM pg_extension WHERE extname = 'pg_chunk'")"
 say "$RUNS rounds; $LOADS fresh backends per model; corpus $OUT/sentences.txt"
 echo
 "$VENV/bin/python" $HERE/report.py "$results"

@@ -202,7 +202,8 @@ def environment(args):
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = None
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), None)
+    cpu = subprocess.run(["bash", "-c", "source scripts/lib.sh && cpu_description"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], check=True).stdout.strip()
     return {"python": platform.python_version(), "versions": versions, "cpu": cpu, "cpus": os.cpu_count(),
             "threads": args.threads, "minilm_dir": str(args.minilm_dir), "potion_dir": str(args.potion_dir),
             "minilm_file": os.environ.get("PG_CHUNK_PEERS_MINILM_FILE", "model.optimized.onnx")}

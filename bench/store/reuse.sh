@@ -223,8 +223,7 @@ for ((round = 1; round <= CORPUS_ROUNDS; round++)); do
 done
 
 step "reuse benchmark: results"
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($cpu), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version')")"
+say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(cpu_description)), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version')")"
 say "A: $doc_chars characters, $doc_sentences sentences; the edit: a $edit_len-character paragraph ($edit_sentences sentences) of $edit_page replaced with $repl_len characters ($repl_sentences sentences) of $repl_page"
 echo
 # Medians over rounds; for figures that should not vary, the median with the range when they do.

@@ -88,8 +88,7 @@ minilm_chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config
 search_minilm=$(sql -v config=default -v embedding=included -f $HERE/search.sql)
 
 step "store benchmark: results"
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($cpu), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version')")"
+say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(cpu_description)), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version')")"
 echo
 if [ -s "$results" ]; then
     echo "| model | documents | MB | alone (s, median) | through trigger (s, median) | trigger / alone (per round: median, range) | without the HNSW index / alone (median) | documents/s through trigger |"
