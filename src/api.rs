@@ -119,7 +119,7 @@ fn chunk_explain(
     ErrorReport,
 > {
     let cfg = semantic_config(&cfg).map_err(|e| Error::from(e).report("chunk_explain"))?;
-    let (explanation, sizes) = with_chunking_model(&cfg, |fitted, embedder, tokens| {
+    let (explanation, sizes) = with_chunking_model(&cfg, None, &|fitted, embedder, tokens| {
         Ok((explain_semantic(doc, fitted, embedder, tokens)?, (fitted.min_size, fitted.target_size, fitted.max_size)))
     })
     .map_err(|e| e.report("chunk_explain"))?;
@@ -159,7 +159,7 @@ fn chunk_explain(
 fn chunk_plot(doc: &str, cfg: default!(Cfg, "'{}'")) -> Result<String, ErrorReport> {
     let cfg = semantic_config(&cfg).map_err(|e| Error::from(e).report("chunk_plot"))?;
     // Labelled from the configuration the closure gets, which a model fallback may have changed.
-    let svg = with_chunking_model(&cfg, |cfg, embedder, tokens| {
+    let svg = with_chunking_model(&cfg, None, &|cfg, embedder, tokens| {
         let explanation = explain_semantic(doc, cfg, embedder, tokens)?;
         let model = cfg.model.clone().unwrap_or_else(gucs::default_model);
         Ok(render_svg(&explanation, &PlotLabels::for_config(cfg, &model)))
@@ -169,9 +169,10 @@ fn chunk_plot(doc: &str, cfg: default!(Cfg, "'{}'")) -> Result<String, ErrorRepo
 
 pub type ChunkRow = (i32, String, i32, i32, i32, JsonB);
 
-/// The rows of `knowledge.chunk(doc, cfg)`.
-pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> {
-    let chunks = with_chunking_model(cfg, |cfg, embedder, tokens| chunk_document(doc, cfg, embedder, tokens))?;
+/// The rows of `knowledge.chunk(doc, cfg)`; with a `reader`, sized for the model that will embed
+/// them and counted in its tokens (`with_chunking_model`).
+pub fn chunk_rows(doc: &str, cfg: &ChunkConfig, reader: Option<&str>) -> Result<Vec<ChunkRow>, Error> {
+    let chunks = with_chunking_model(cfg, reader, &|cfg, embedder, tokens| chunk_document(doc, cfg, embedder, tokens))?;
     let mut cursor = CharCursor::new(doc);
     let mut rows = Vec::with_capacity(chunks.len());
     for (i, c) in chunks.iter().enumerate() {
@@ -203,8 +204,8 @@ pub fn chunk_rows(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> 
 
 /// `chunk_rows`, with a NOTICE when chunks are longer than the model reads.
 fn chunk_rows_with_notice(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> {
-    let rows = chunk_rows(doc, cfg)?;
-    notice_wide_chunks(cfg, rows.iter().map(|row| row.4 as usize));
+    let rows = chunk_rows(doc, cfg, None)?;
+    notice_wide_chunks(cfg, None, rows.iter().map(|row| row.4 as usize));
     Ok(rows)
 }
 

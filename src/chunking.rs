@@ -4,7 +4,7 @@
 use crate::embedding::ModelAdapter;
 use crate::errors::Error;
 use crate::gucs;
-use crate::models::{with_model, LEXICAL};
+use crate::models::{with_model, with_models, LEXICAL};
 use pg_chunk_core::config::Fallback;
 use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::lexical::LexicalEmbedder;
@@ -14,24 +14,45 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use serde_json::json;
 
-/// Calls `f` with the configuration to use and the embedder and token counter for it. With a
-/// model, a cfg that sets no max_size gets chunks the model reads whole
-/// (`ChunkConfig::model_window`, `ChunkConfig::for_model_window`).
-pub fn with_chunking_model<R>(
-    cfg: &ChunkConfig,
-    f: impl Fn(&ChunkConfig, &mut dyn Embedder, &dyn TokenCounter) -> Result<R, ChunkError>,
-) -> Result<R, Error> {
+/// The function `with_chunking_model` runs: it gets the configuration to use, and the embedder
+/// and token counter for it.
+pub type ChunkingRun<'f, R> = dyn Fn(&ChunkConfig, &mut dyn Embedder, &dyn TokenCounter) -> Result<R, ChunkError> + 'f;
+
+/// Runs `f` with the model the cfg names. With a model, a cfg that sets no max_size gets chunks
+/// the model reads whole (`ChunkConfig::model_window`, `ChunkConfig::for_model_window`).
+/// `reader` names the model that embeds the chunks where that is another one (a store config
+/// whose cfg names a model of its own, to cut with): the chunks are then sized for the reader's
+/// window and counted in its tokens, while the cfg's model still finds where the meaning changes.
+pub fn with_chunking_model<R>(cfg: &ChunkConfig, reader: Option<&str>, f: &ChunkingRun<'_, R>) -> Result<R, Error> {
     let name = cfg.model.clone().unwrap_or_else(gucs::default_model);
-    if name == LEXICAL {
-        return Ok(f(cfg, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &EstimatedTokens)?);
-    }
-    let outcome = with_model(&name, |model| {
-        let fitted = cfg.for_model_window(cfg.model_window(model.passage_window()));
-        let adapter = ModelAdapter::new(&name, model);
-        let mut embedder = &adapter;
-        let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &adapter));
-        (result, adapter.truncated())
-    });
+    let reader = reader.filter(|reader| *reader != name && *reader != LEXICAL);
+    let sized = |window: usize| cfg.for_model_window(cfg.model_window(window));
+    let outcome = match reader {
+        None if name == LEXICAL => {
+            return Ok(f(cfg, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &EstimatedTokens)?);
+        }
+        Some(reader) if name == LEXICAL => with_model(reader, |reading| {
+            let fitted = sized(reading.passage_window());
+            let counter = ModelAdapter::new(reader, reading);
+            let result =
+                fitted.and_then(|fitted| f(&fitted, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &counter));
+            (result, 0)
+        }),
+        None => with_model(&name, |model| {
+            let fitted = sized(model.passage_window());
+            let adapter = ModelAdapter::new(&name, model);
+            let mut embedder = &adapter;
+            let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &adapter));
+            (result, adapter.truncated())
+        }),
+        Some(reader) => with_models([&name, reader], |model, reading| {
+            let fitted = sized(reading.passage_window());
+            let (adapter, counter) = (ModelAdapter::new(&name, model), ModelAdapter::new(reader, reading));
+            let mut embedder = &adapter;
+            let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &counter));
+            (result, adapter.truncated())
+        }),
+    };
     match outcome {
         Ok((result, truncated)) => {
             notice_truncation(&name, truncated);
@@ -39,14 +60,13 @@ pub fn with_chunking_model<R>(
             // SQLSTATE `embed` gives.
             Ok(result?)
         }
-        Err(err @ Error::Embed { .. }) if cfg.fallback != Fallback::Error => {
+        Err(err @ Error::Embed { .. }) if cfg.fallback != Fallback::Error && name != LEXICAL => {
             ereport!(
                 WARNING,
                 PgSqlErrorCode::ERRCODE_WARNING,
                 format!("{err}; chunking with fallback \"{}\" instead", cfg.fallback)
             );
-            let fallback_cfg = fallback_config(cfg)?;
-            Ok(f(&fallback_cfg, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &EstimatedTokens)?)
+            with_chunking_model(&fallback_config(cfg)?, reader, f)
         }
         Err(err) => Err(err),
     }
@@ -61,13 +81,14 @@ pub fn check_for_cancel() -> Result<(), ChunkError> {
     Ok(())
 }
 
-/// Reports, once per call, chunks longer than the cfg's model reads, which an explicit
-/// max_size wider than the model allows (an unset one never does).
-pub fn notice_wide_chunks(cfg: &ChunkConfig, token_counts: impl Iterator<Item = usize>) {
-    let (Some(max), Some(name)) = (cfg.explicit_sizes.max, cfg.model.clone().or_else(|| Some(gucs::default_model())))
-    else {
+/// Reports, once per call, chunks longer than the model that embeds them reads (`reader`, else
+/// the cfg's model), which an explicit max_size wider than the model allows (an unset one never
+/// does). `token_counts` are in that model's tokens (`with_chunking_model` counts them so).
+pub fn notice_wide_chunks(cfg: &ChunkConfig, reader: Option<&str>, token_counts: impl Iterator<Item = usize>) {
+    let Some(max) = cfg.explicit_sizes.max else {
         return;
     };
+    let name = reader.map(str::to_string).or_else(|| cfg.model.clone()).unwrap_or_else(gucs::default_model);
     if name == LEXICAL {
         return;
     }

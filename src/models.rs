@@ -111,39 +111,79 @@ pub fn vector_identity(name: &str) -> Result<[u8; 32], Error> {
 /// Runs `f` with the model named `name`, loading it first if this backend has not yet (or if
 /// its registration or the settings it was loaded with changed).
 pub fn with_model<R>(name: &str, f: impl FnOnce(&mut dyn SentenceModel) -> R) -> Result<R, Error> {
-    let (spec, row_json) = model_spec(name)?;
-    let (threads, asked) = gucs::threads();
-    let runtime = RuntimeOptions { library_path: gucs::onnxruntime_library(), threads };
-    // A model file or tokenizer replaced under the same name is a change too.
-    let files = file_stamps(&[spec.model_file.clone(), spec.tokenizer_file.clone()])?;
-    let fingerprint = format!("{row_json}|{files:?}|{}|{}", runtime.library_path.display(), runtime.threads);
+    let wanted = wanted(name)?;
     LOADED.with_borrow_mut(|loaded| {
-        if loaded.get(name).is_none_or(|l| l.fingerprint != fingerprint) {
-            if loaded.remove(name).is_some() {
-                // Vectors this backend cached from the model as it was must not be reused.
-                crate::embedding::forget_cached_vectors();
-            }
-            if asked > threads {
-                ereport!(
-                    NOTICE,
-                    PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
-                    format!(
-                        "pg_chunk.threads is {asked}, above pg_chunk.max_threads: model \"{name}\" runs with {threads}"
-                    )
-                );
-            }
-            let started = Instant::now();
-            let model = load_model(&spec, &runtime).map_err(|e| Error::embed(e, &spec))?;
-            record(name, |s| {
-                s.loads += 1;
-                s.load_ms += started.elapsed().as_secs_f64() * 1000.0;
-            });
-            loaded.insert(name.to_string(), Loaded { fingerprint, model });
-        }
+        ensure_loaded(loaded, name, wanted)?;
         let model =
             loaded.get_mut(name).map(|l| l.model.as_mut()).ok_or_else(|| Error::UnknownModel(name.to_string()))?;
         Ok(f(model))
     })
+}
+
+/// Runs `f` with two different models at once (`with_model` for each; the names must differ).
+pub fn with_models<R>(
+    [first, second]: [&str; 2],
+    f: impl FnOnce(&mut dyn SentenceModel, &mut dyn SentenceModel) -> R,
+) -> Result<R, Error> {
+    let (wanted_first, wanted_second) = (wanted(first)?, wanted(second)?);
+    LOADED.with_borrow_mut(|loaded| {
+        ensure_loaded(loaded, first, wanted_first)?;
+        ensure_loaded(loaded, second, wanted_second)?;
+        match loaded.get_disjoint_mut([first, second]) {
+            [Some(a), Some(b)] => Ok(f(a.model.as_mut(), b.model.as_mut())),
+            _ => Err(Error::UnknownModel(format!("{first}, {second}"))),
+        }
+    })
+}
+
+/// Model `name` as this backend should have it loaded: its registration, the runtime settings,
+/// and the fingerprint of both and of its files that a loaded copy must match.
+struct Wanted {
+    spec: ModelSpec,
+    runtime: RuntimeOptions,
+    /// pg_chunk.threads as set (`runtime.threads` is it capped by pg_chunk.max_threads).
+    threads_asked: usize,
+    fingerprint: String,
+}
+
+fn wanted(name: &str) -> Result<Wanted, Error> {
+    let (spec, row_json) = model_spec(name)?;
+    let (threads, threads_asked) = gucs::threads();
+    let runtime = RuntimeOptions { library_path: gucs::onnxruntime_library(), threads };
+    // A model file or tokenizer replaced under the same name is a change too.
+    let files = file_stamps(&[spec.model_file.clone(), spec.tokenizer_file.clone()])?;
+    let fingerprint = format!("{row_json}|{files:?}|{}|{}", runtime.library_path.display(), runtime.threads);
+    Ok(Wanted { spec, runtime, threads_asked, fingerprint })
+}
+
+/// Loads model `name` into `loaded` unless it is there as `wanted`.
+fn ensure_loaded(loaded: &mut HashMap<String, Loaded>, name: &str, wanted: Wanted) -> Result<(), Error> {
+    let Wanted { spec, runtime, threads_asked, fingerprint } = wanted;
+    if loaded.get(name).is_some_and(|l| l.fingerprint == fingerprint) {
+        return Ok(());
+    }
+    if loaded.remove(name).is_some() {
+        // Vectors this backend cached from the model as it was must not be reused.
+        crate::embedding::forget_cached_vectors();
+    }
+    if threads_asked > runtime.threads {
+        ereport!(
+            NOTICE,
+            PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+            format!(
+                "pg_chunk.threads is {threads_asked}, above pg_chunk.max_threads: model \"{name}\" runs with {}",
+                runtime.threads
+            )
+        );
+    }
+    let started = Instant::now();
+    let model = load_model(&spec, &runtime).map_err(|e| Error::embed(e, &spec))?;
+    record(name, |s| {
+        s.loads += 1;
+        s.load_ms += started.elapsed().as_secs_f64() * 1000.0;
+    });
+    loaded.insert(name.to_string(), Loaded { fingerprint, model });
+    Ok(())
 }
 
 /// Updates this backend's statistics for `model`.

@@ -18,9 +18,12 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 use std::borrow::Cow;
 
-/// The chunks of several documents exactly as `knowledge.chunk(doc, cfg)` gives them, with their
+/// The chunks of several documents as `knowledge.chunk(doc, cfg)` gives them, with their
 /// document ids, each embedded by `model` (NULL: `cfg.model`, else pg_chunk.default_model) as a
-/// passage. Chunks longer than the model's max_tokens are embedded from their start; unlike
+/// passage. Where `model` is not the model `cfg` cuts with, the chunks are sized for `model` and
+/// their token_count is in its tokens (`with_chunking_model`'s reader), so that a cfg without
+/// max_size gives chunks `model` reads whole. Chunks longer than the model's max_tokens (an
+/// explicit max_size can make them) are embedded from their start; unlike
 /// `embed`, that raises no NOTICE, since long chunks are normal here. All the chunks go to the
 /// model together, so a batch of short documents fills inference batches that each document
 /// alone would leave half empty (knowledge_internal.write_chunks; knowledge_internal.embed_chunks
@@ -118,9 +121,9 @@ fn chunks_of_documents(
     let model = model.map(str::to_string).or_else(|| cfg.model.clone()).unwrap_or_else(gucs::default_model);
     let mut chunks = Vec::new();
     for &(id, doc) in docs {
-        chunks.extend(chunk_rows(doc, &cfg)?.into_iter().map(|row| (id, row)));
+        chunks.extend(chunk_rows(doc, &cfg, Some(&model))?.into_iter().map(|row| (id, row)));
     }
-    notice_wide_chunks(&cfg, chunks.iter().map(|(_, row)| row.4 as usize));
+    notice_wide_chunks(&cfg, Some(&model), chunks.iter().map(|(_, row)| row.4 as usize));
     // A chunk's context (a split function's signature, a section's heading path) goes before
     // it in the text that is embedded; its content stays exact.
     let texts: Vec<Cow<'_, str>> = chunks

@@ -125,7 +125,9 @@ pub const TEXT_STATS_MISMATCHES: &str = include_str!("../fixtures/text_stats_mis
 
 /// Rows where knowledge.chunks differs from what the store promises, as descriptions (empty
 /// when it holds): for every document and each config it is chunked with, exactly the rows of
-/// knowledge.chunk(content, effective_cfg), each embedded as knowledge.embed gives its content
+/// knowledge.chunk(content, effective_cfg) (where the cfg cuts with another model than the
+/// config's, those of knowledge_internal.embed_chunks_batch, which sizes them for the config's
+/// model), each embedded as knowledge.embed gives its content
 /// (cosine distance under 1e-4; a transformer batches them), with the tsvector of its content
 /// in the document's language (knowledge.text_vector) and the model of its config; and BM25's
 /// statistics (knowledge.text_stats) exactly those of the chunks.
@@ -136,7 +138,14 @@ pub fn store_mismatches(client: &mut Client) -> Vec<String> {
                    e.char_length, e.token_count, e.metadata
             FROM knowledge.documents AS d
             CROSS JOIN LATERAL knowledge_internal.document_configs(d.chunk_config) AS c
-            CROSS JOIN LATERAL knowledge.chunk(d.content, c.effective_cfg) AS e
+            CROSS JOIN LATERAL (
+                SELECT e.chunk_index, e.content, e.char_offset, e.char_length, e.token_count, e.metadata
+                FROM knowledge.chunk(d.content, c.effective_cfg) AS e
+                WHERE c.effective_cfg ->> 'model' = c.model
+                UNION ALL
+                SELECT e.chunk_index, e.content, e.char_offset, e.char_length, e.token_count, e.metadata
+                FROM knowledge_internal.embed_chunks_batch(ARRAY[d.id], ARRAY[d.content], c.effective_cfg, c.model) AS e
+                WHERE c.effective_cfg ->> 'model' <> c.model) AS e
         ), stored AS (
             SELECT document_id, chunk_config, chunk_index, content, char_offset, char_length, token_count, metadata
             FROM knowledge.chunks

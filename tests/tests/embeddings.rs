@@ -250,6 +250,33 @@ fn without_max_size_chunks_fit_what_the_model_reads() {
 }
 
 #[test]
+fn a_max_size_wider_than_the_model_that_embeds_the_chunks_is_noticed() {
+    // Cut with potion-base-8m (which reads 510 tokens), embedded with all-MiniLM-L6-v2 (254), as
+    // a store config whose cfg names its own model has them: the NOTICE is about the model that
+    // embeds them.
+    let (mut client, notices) = connect_collecting_notices();
+    let doc = pg_chunk_client_tests::prose_paragraphs().join("\n\n");
+    let cfg = r#"{"model": "potion-base-8m", "max_size": 2000, "inline_threshold": 0}"#;
+    let wide: i64 = client
+        .query_one(
+            "SELECT count(*) FILTER (WHERE token_count > 254)
+             FROM knowledge_internal.embed_chunks_batch(ARRAY[1::bigint], ARRAY[$1], $2::text::jsonb, 'all-minilm-l6-v2')",
+            &[&doc, &cfg],
+        )
+        .unwrap()
+        .get(0);
+    assert!(wide > 0);
+    let got = notices.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].contains(&format!("{wide} of"))
+            && got[0].contains("\"all-minilm-l6-v2\"")
+            && got[0].contains("254 tokens"),
+        "{got:?}"
+    );
+}
+
+#[test]
 fn threads_above_max_threads_are_clamped_with_a_notice() {
     let (mut client, notices) = connect_collecting_notices();
     // Any role may ask for threads; pg_chunk.max_threads (superuser-only) caps them.

@@ -4,8 +4,8 @@
 //! Each test has a database of its own; most embed with the static model to stay quick.
 
 use pg_chunk_client_tests::{
-    assert_store_exact, connect_database, connection_string, fresh_database, model_dir, sample_document, server_dir,
-    sqlstate_of, topic_document,
+    assert_store_exact, connect_database, connection_string, fresh_database, model_dir, prose_paragraphs,
+    sample_document, server_dir, sqlstate_of, topic_document,
 };
 use postgres::Client;
 use std::process::Command;
@@ -151,6 +151,38 @@ fn several_active_configs_each_keep_their_own_chunks() {
     assert_store_exact(&mut client, "after deactivating a config");
     assert_eq!(count(&mut client, "SELECT knowledge.rechunk_all()"), 3);
     assert_store_exact(&mut client, "after rechunk_all");
+}
+
+#[test]
+fn a_config_that_cuts_with_another_model_sizes_chunks_for_the_one_that_embeds_them() {
+    let mut client = fresh_database("cut_with_another_model");
+    // Cut where the static model (or no model) sees the meaning change, embedded by
+    // all-MiniLM-L6-v2, which reads 254 tokens of a chunk: potion-base-8m would size chunks for
+    // its own 510, and the lexical embedder for 2,000 characters.
+    client
+        .batch_execute(
+            "UPDATE knowledge.chunk_configs SET active = false WHERE name = 'default';
+             INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES
+                 ('potion_cuts', '{\"model\": \"potion-base-8m\"}', 'all-minilm-l6-v2'),
+                 ('lexical_cuts', '{\"model\": \"lexical\"}', 'all-minilm-l6-v2')",
+        )
+        .unwrap();
+    insert_document(&mut client, &prose_paragraphs().join(" "));
+    for config in ["potion_cuts", "lexical_cuts"] {
+        let row = client
+            .query_one(
+                "SELECT count(*), max(token_count),
+                        count(*) FILTER (WHERE token_count <> knowledge.token_count(content, 'all-minilm-l6-v2'))
+                 FROM knowledge.chunks WHERE chunk_config = $1",
+                &[&config],
+            )
+            .unwrap();
+        let (chunks, widest, miscounted): (i64, i32, i64) = (row.get(0), row.get(1), row.get(2));
+        assert!(chunks > 3, "{config}: {chunks} chunks");
+        assert!(widest <= 254, "{config}: a chunk of {widest} tokens, more than all-MiniLM-L6-v2 reads");
+        assert_eq!(miscounted, 0, "{config}: token_count is in the tokens of the model that embeds the chunks");
+    }
+    assert_store_exact(&mut client, "configs that cut with another model than they embed with");
 }
 
 #[test]
