@@ -235,27 +235,10 @@ fn without_max_size_chunks_fit_what_the_model_reads() {
         .query_one("SELECT count(*) FILTER (WHERE token_count > 254) FROM knowledge.chunk($1, '{\"max_size\": 2000, \"inline_threshold\": 0}')", &[&doc])
         .unwrap()
         .get(0);
-    assert!(wide > 0);
-    let got = notices.lock().unwrap().clone();
-    assert_eq!(got.len(), 1, "{got:?}");
-    assert!(
-        got[0].starts_with("NOTICE") && got[0].contains(&format!("{wide} of")) && got[0].contains("254 tokens"),
-        "{got:?}"
-    );
-    // chunk_explain says where the sizes came from.
-    notices.lock().unwrap().clear();
-    client.query("SELECT * FROM knowledge.chunk_explain($1)", &[&doc]).unwrap();
-    let got = notices.lock().unwrap().clone();
-    assert!(got.iter().any(|n| n.contains("max_size is unset") && n.contains("254 tokens")), "{got:?}");
-}
-
-#[test]
-fn a_max_size_wider_than_the_model_that_embeds_the_chunks_is_noticed() {
-    // Cut with potion-base-8m (which reads 510 tokens), embedded with all-MiniLM-L6-v2 (254), as
-    // a store config whose cfg names its own model has them: the NOTICE is about the model that
+    the_wide_chunks_notice(&notices, wide);
+    // Cut with potion-base-8m (which reads 510 tokens) and embedded with all-MiniLM-L6-v2, as a
+    // store config whose cfg names its own model has them: the NOTICE is about the model that
     // embeds them.
-    let (mut client, notices) = connect_collecting_notices();
-    let doc = pg_chunk_client_tests::prose_paragraphs().join("\n\n");
     let cfg = r#"{"model": "potion-base-8m", "max_size": 2000, "inline_threshold": 0}"#;
     let wide: i64 = client
         .query_one(
@@ -265,15 +248,24 @@ fn a_max_size_wider_than_the_model_that_embeds_the_chunks_is_noticed() {
         )
         .unwrap()
         .get(0);
-    assert!(wide > 0);
+    assert!(the_wide_chunks_notice(&notices, wide).contains("\"all-minilm-l6-v2\""));
+    // chunk_explain says where the sizes came from.
+    client.query("SELECT * FROM knowledge.chunk_explain($1)", &[&doc]).unwrap();
     let got = notices.lock().unwrap().clone();
+    assert!(got.iter().any(|n| n.contains("max_size is unset") && n.contains("254 tokens")), "{got:?}");
+}
+
+/// The one NOTICE collected since the last call, which says that `wide` chunks are longer than
+/// all-MiniLM-L6-v2's 254 tokens; the notices are cleared.
+fn the_wide_chunks_notice(notices: &std::sync::Mutex<Vec<String>>, wide: i64) -> String {
+    assert!(wide > 0);
+    let got = std::mem::take(&mut *notices.lock().unwrap());
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(
-        got[0].contains(&format!("{wide} of"))
-            && got[0].contains("\"all-minilm-l6-v2\"")
-            && got[0].contains("254 tokens"),
+        got[0].starts_with("NOTICE") && got[0].contains(&format!("{wide} of")) && got[0].contains("254 tokens"),
         "{got:?}"
     );
+    got[0].clone()
 }
 
 #[test]
