@@ -26,31 +26,28 @@ pub type ChunkingRun<'f, R> = dyn Fn(&ChunkConfig, &mut dyn Embedder, &dyn Token
 pub fn with_chunking_model<R>(cfg: &ChunkConfig, reader: Option<&str>, f: &ChunkingRun<'_, R>) -> Result<R, Error> {
     let name = cfg.model.clone().unwrap_or_else(gucs::default_model);
     let reader = reader.filter(|reader| *reader != name && *reader != LEXICAL);
-    let sized = |window: usize| cfg.for_model_window(cfg.model_window(window));
+    // The chunking run, sized for the window of the model whose tokens `counter` counts.
+    let run = |embedder: &mut dyn Embedder, window: usize, counter: &dyn TokenCounter| {
+        cfg.for_model_window(cfg.model_window(window)).and_then(|fitted| f(&fitted, embedder, counter))
+    };
     let outcome = match reader {
         None if name == LEXICAL => {
             return Ok(f(cfg, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &EstimatedTokens)?);
         }
         Some(reader) if name == LEXICAL => with_model(reader, |reading| {
-            let fitted = sized(reading.passage_window());
+            let window = reading.passage_window();
             let counter = ModelAdapter::new(reader, reading);
-            let result =
-                fitted.and_then(|fitted| f(&fitted, &mut LexicalEmbedder::with_interrupt(check_for_cancel), &counter));
-            (result, 0)
+            (run(&mut LexicalEmbedder::with_interrupt(check_for_cancel), window, &counter), 0)
         }),
         None => with_model(&name, |model| {
-            let fitted = sized(model.passage_window());
+            let window = model.passage_window();
             let adapter = ModelAdapter::new(&name, model);
-            let mut embedder = &adapter;
-            let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &adapter));
-            (result, adapter.truncated())
+            (run(&mut &adapter, window, &adapter), adapter.truncated())
         }),
         Some(reader) => with_models([&name, reader], |model, reading| {
-            let fitted = sized(reading.passage_window());
+            let window = reading.passage_window();
             let (adapter, counter) = (ModelAdapter::new(&name, model), ModelAdapter::new(reader, reading));
-            let mut embedder = &adapter;
-            let result = fitted.and_then(|fitted| f(&fitted, &mut embedder, &counter));
-            (result, adapter.truncated())
+            (run(&mut &adapter, window, &counter), adapter.truncated())
         }),
     };
     match outcome {
