@@ -30,8 +30,8 @@ each variant (first run; cached) against plain.
 
 Needs: DATA (default $PG_CHUNK_BUILD_DIR/experiments, else /var/tmp/pg_chunk-build/experiments)
 with documents.csv, queries.csv, chunks.csv and results.csv exported from the benchmark's
-database; a database DB (default retrieval_snapshot, read only but for temp tables; psql on PATH)
-holding the same chunks, for the text leg and the checks; MODEL_DIR (default pg_chunk's
+database (bench/retrieval/export.sh); a database DB (default retrieval_snapshot, read only but
+for temp tables; psql on PATH) holding the same chunks (pg_chunk_bench_retrieval as run.sh left it), for the text leg and the checks; MODEL_DIR (default pg_chunk's
 all-minilm-l6-v2) with model.onnx and tokenizer.json; onnxruntime, tokenizers and numpy (the
 reference venv). Knobs: CONFIGS (default default,recursive-200), SETS (default every set in
 documents.csv), THREADS (default 2), OUT (default DATA/../levers: the npz/csv caches under

@@ -2,6 +2,7 @@
 
     python3 sets.py faq SOURCES_DIR OUT_DIR
     python3 sets.py howto SOURCES_DIR OUT_DIR
+    python3 sets.py tutorial SOURCES_DIR OUT_DIR
     python3 sets.py sections SAMPLES.csv SEGMENTS.csv TITLES.csv OUT_DIR
 
 Each writes OUT_DIR/documents-<set>.csv, rows (doc, set, title, content), and
@@ -17,6 +18,8 @@ howto: the pages howto/*.rst.txt but index and LEFT_OUT, as text with the page t
 every heading below it is left out of the text, and each that has a space in it is a query,
 answered by its section's own text up to the next heading (a section with no text of its own is
 not asked).
+tutorial: the pages tutorial/*.rst.txt but index, as howto's: a fourth set, kept out of the
+default run, to check a lever tuned on the other three.
 sections: bench/quality's segmentation samples (samples.py's OUT.csv and --segments output):
 each sample is a document, its sentences joined by single spaces (segment.sql's q_docs); each
 distinct title with a space among the samples' sections (TITLES.csv: rows q_sections.id, title)
@@ -40,6 +43,7 @@ LEFT_OUT = {"logging-cookbook", "clinic", "regex"}
 ROLES = {
     "faq": lambda level, style: "keep" if level == 1 or style == ("=", False) else "drop",
     "howto": lambda level, style: "keep" if level == 1 else "drop",
+    "tutorial": lambda level, style: "keep" if level == 1 else "drop",
 }
 
 
