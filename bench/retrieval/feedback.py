@@ -13,48 +13,61 @@ bench/README.md ("The levers").
 """
 
 import numpy as np
-from levers import CACHE, CANDIDATES, CONFIGS, K, OUT, load, product_query_vectors, stored_embeddings, text_hits, interval
+
+from levers import CACHE, CANDIDATES, CONFIGS, K, OUT, interval, load, product_query_vectors, stored_embeddings, text_hits
 from rankings import rrf
 from score import score
 
-CACHE.mkdir(parents=True, exist_ok=True)
-documents, sets, answers, texts, chunks, bench, _ = load()
-queries = sorted((s, q, texts[s, q]) for s, q in texts if s in sets)
-qv = product_query_vectors(queries)
-row_of = {(s, q): i for i, (s, q, _) in enumerate(queries)}
-where = {c[0]: (c[2], c[3], c[4]) for config in CONFIGS for c in chunks[config]}
-lines = ["# Feedback on the query vector, offline (bench/retrieval/feedback.py)\n",
-         "Hybrid recall % at k = 5; (Δ ± 95% half width) against no feedback.\n"]
-for config in CONFIGS:
-    hits = text_hits(config, queries)
-    stored = stored_embeddings(config)
-    pos = {int(c): i for i, c in enumerate(stored["ids"])}
-    for set_ in sets:
-        members = [c for c in chunks[config] if c[1] == set_]
-        ids = np.array([c[0] for c in members])
-        V = stored["vectors"][[pos[c] for c in ids]].astype(np.float64)
-        sq = [(s, q) for s, q, _ in queries if s == set_]
-        Q = qv[[row_of[k] for k in sq]].astype(np.float64)
-        idx = {int(c): i for i, c in enumerate(ids)}
-        def top(sim):
-            return [int(ids[i]) for i in np.lexsort((ids, -sim))[:CANDIDATES]]
-        base = {}
-        for r, key in enumerate(sq):
-            vt = top(Q[r] @ V.T)
-            base[key] = (vt, rrf(vt, hits[key]))
-        def rec(f):
-            return [score(answers[key], [where[c] for c in f(key)[:K]])[0] for key in sq]
-        b0 = rec(lambda key: base[key][1])
-        out = [f"{set_} {config} base {100*np.mean(b0):.1f}"]
-        for m in (1, 3):
-            for beta in (0.3, 0.7):
-                def f(key, m=m, beta=beta):
-                    q2 = Q[sq.index(key)] + beta * V[[idx[c] for c in base[key][1][:m]]].mean(0)
-                    q2 /= np.linalg.norm(q2)
-                    return rrf(top(q2 @ V.T), hits[key])
-                got = rec(f)
-                d, h = interval([a - b for a, b in zip(got, b0)])
-                out.append(f"m{m} b{beta}: {100*np.mean(got):.1f} ({d:+.1f}±{h:.1f})")
-        lines.append("- " + " | ".join(out))
-        print(lines[-1], flush=True)
-(OUT / "feedback.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+FEEDBACK = [(m, beta) for m in (1, 3) for beta in (0.3, 0.7)]  # (chunks fed back, their weight)
+
+
+def main():
+    CACHE.mkdir(parents=True, exist_ok=True)
+    documents, sets, answers, texts, chunks, _, _ = load()
+    queries = sorted((s, q, texts[s, q]) for s, q in texts if s in sets)
+    query_vectors = product_query_vectors(queries)
+    row_of = {(s, q): i for i, (s, q, _) in enumerate(queries)}
+    where = {c[0]: (c[2], c[3], c[4]) for config in CONFIGS for c in chunks[config]}
+    rows = []
+    for config in CONFIGS:
+        hits = text_hits(config, queries)
+        stored = stored_embeddings(config)
+        position = {int(c): i for i, c in enumerate(stored["ids"])}
+        for set_ in sets:
+            ids = np.array([c[0] for c in chunks[config] if c[1] == set_])
+            vectors = stored["vectors"][[position[c] for c in ids]].astype(np.float64)
+            row_in_set = {int(c): i for i, c in enumerate(ids)}
+            set_queries = [(s, q) for s, q, _ in queries if s == set_]
+
+            def top(query_vector):
+                return [int(ids[i]) for i in np.lexsort((ids, -(vectors @ query_vector)))[:CANDIDATES]]
+
+            vector_of = {key: query_vectors[row_of[key]].astype(np.float64) for key in set_queries}
+            hybrid = {key: rrf(top(vector_of[key]), hits[key]) for key in set_queries}
+
+            def recalls(ranked):
+                return [score(answers[key], [where[c] for c in ranked(key)[:K]])[0] for key in set_queries]
+
+            plain = recalls(hybrid.get)
+            cells = [f"{100 * np.mean(plain):.1f}"]
+            for m, beta in FEEDBACK:
+                def again(key, m=m, beta=beta):
+                    fed = vector_of[key] + beta * vectors[[row_in_set[c] for c in hybrid[key][:m]]].mean(0)
+                    return rrf(top(fed / np.linalg.norm(fed)), hits[key])
+
+                got = recalls(again)
+                delta, half = interval([a - b for a, b in zip(got, plain)])
+                cells.append(f"{100 * np.mean(got):.1f} ({delta:+.1f} ± {half:.1f})")
+            rows.append(f"| {set_} | {config} | " + " | ".join(cells) + " |")
+    lines = ["# Feedback on the query vector, offline (bench/retrieval/feedback.py)\n",
+             f"Hybrid recall % at k = {K}; in brackets the mean paired difference from no feedback ± the half "
+             "width of its 95% interval; m chunks fed back with weight beta.\n",
+             "| set | config | none | " + " | ".join(f"m {m}, beta {beta}" for m, beta in FEEDBACK) + " |",
+             "|---|---|---|" + "---|" * len(FEEDBACK), *rows, ""]
+    text = "\n".join(lines) + "\n"
+    (OUT / "feedback.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
