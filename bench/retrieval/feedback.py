@@ -14,7 +14,7 @@ bench/README.md ("The levers").
 
 import numpy as np
 
-from levers import CACHE, CANDIDATES, CONFIGS, K, OUT, interval, load, product_query_vectors, stored_embeddings, text_hits
+from levers import CANDIDATES, CONFIGS, K, OUT, interval, load, queries_of, stored_embeddings, text_hits
 from rankings import rrf
 from score import score
 
@@ -22,12 +22,8 @@ FEEDBACK = [(m, beta) for m in (1, 3) for beta in (0.3, 0.7)]  # (chunks fed bac
 
 
 def main():
-    CACHE.mkdir(parents=True, exist_ok=True)
-    documents, sets, answers, texts, chunks, _, _ = load()
-    queries = sorted((s, q, texts[s, q]) for s, q in texts if s in sets)
-    query_vectors = product_query_vectors(queries)
-    row_of = {(s, q): i for i, (s, q, _) in enumerate(queries)}
-    where = {c[0]: (c[2], c[3], c[4]) for config in CONFIGS for c in chunks[config]}
+    _, sets, answers, texts, chunks, _, _ = load()
+    queries, query_vectors, row_of, where = queries_of(sets, texts, chunks)
     rows = []
     for config in CONFIGS:
         hits = text_hits(config, queries)

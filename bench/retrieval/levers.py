@@ -350,6 +350,17 @@ def product_query_vectors(queries):
     return cached(CACHE / "queries-product.npz", compute)["vectors"]
 
 
+def queries_of(sets, texts, chunks):
+    """What the offline scripts (neighbours.py, feedback.py) ask with: the queries (set, query, text)
+    in order, their vectors as knowledge.search embeds them, each query's row among them, and each
+    chunk's (document, start, end)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    queries = sorted((s, q, texts[s, q]) for s, q in texts if s in sets)
+    row_of = {(s, q): i for i, (s, q, _) in enumerate(queries)}
+    where = {c[0]: (c[2], c[3], c[4]) for config in CONFIGS for c in chunks[config]}
+    return queries, product_query_vectors(queries), row_of, where
+
+
 def sample_timing(model, documents, config, chunks):
     """Seconds per variant on the same random sample of chunks, variants interleaved, best of
     TIMING_ROUNDS rounds: relative costs measured under the same load (the first run's times

@@ -25,7 +25,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from levers import CACHE, CANDIDATES, CONFIGS, K, OUT, interval, load, product_query_vectors, stored_embeddings, text_hits
+from levers import CANDIDATES, CONFIGS, K, OUT, interval, load, queries_of, stored_embeddings, text_hits
 from rankings import rrf
 from score import score
 
@@ -66,12 +66,8 @@ def reciprocal(ids):
 
 
 def main():
-    CACHE.mkdir(parents=True, exist_ok=True)
-    documents, sets, answers, texts, chunks, bench, _ = load()
-    queries = sorted((s, q, texts[s, q]) for s, q in texts if s in sets)
-    query_vectors = product_query_vectors(queries)
-    row_of = {(s, q): i for i, (s, q, _) in enumerate(queries)}
-    where = {c[0]: (c[2], c[3], c[4]) for config in CONFIGS for c in chunks[config]}
+    _, sets, answers, texts, chunks, bench, _ = load()
+    queries, query_vectors, row_of, where = queries_of(sets, texts, chunks)
     lines = ["# A chunk's neighbours as evidence, offline (bench/retrieval/neighbours.py)\n",
              f"k = {K}; {CANDIDATES} candidates per leg; each cell recall % / IoU %; g the share of the "
              "best neighbour's score added.\n"]
