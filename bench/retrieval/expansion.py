@@ -19,12 +19,11 @@ bench/README.md ("The levers").
 import csv
 import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 
-import numpy as np
 
-from levers import CACHE, CANDIDATES, CONFIGS, K, OUT, csv_lines, interval, load, psql, queries_of, \
-    stored_embeddings, text_hits
+from levers import CACHE, CONFIGS, K, against_first, csv_lines, nearest, offline, psql, report, set_vectors, \
+    table, text_hits
 from rankings import rrf
 from score import score
 
@@ -60,44 +59,16 @@ def query_lexemes(queries):
         return [set(lexemes(tsv)) for _, tsv in csv.reader(f)]
 
 
-def expanded_hits(config, label, expanded):
-    """(set, query) → the text leg's top 20 for the expanded texts {(set, query): text}."""
-    path = CACHE / f"text-{config}-{label}.csv"
-    if not path.exists():
-        path.write_text(psql(
-            "SET client_min_messages = warning;\n"
-            "CREATE TEMP TABLE expansion_queries (set text, query text, text text);\n"
-            "COPY expansion_queries FROM STDIN WITH (FORMAT csv);\n"
-            + csv_lines((s, q, text) for (s, q), text in sorted(expanded.items()))
-            + "COPY (SELECT q.set, q.query, s.text_rank, s.chunk_id FROM expansion_queries AS q, LATERAL "
-            f"knowledge.search(q.text, {CANDIDATES}, jsonb_build_object('mode', 'text', 'config', '{config}', "
-            "'metadata', jsonb_build_object('set', q.set))) AS s ORDER BY q.set, q.query, s.text_rank) "
-            "TO STDOUT WITH (FORMAT csv);\n"), encoding="utf-8")
-    hits = defaultdict(list)
-    with open(path, newline="", encoding="utf-8") as f:
-        for set_, query, _rank, cid in csv.reader(f):
-            hits[set_, query].append(int(cid))
-    return hits
-
-
 def main():
-    _, sets, answers, texts, chunks, _, _ = load()
-    queries, query_vectors, row_of, where = queries_of(sets, texts, chunks)
+    sets, answers, chunks, queries, query_vectors, row_of, where = offline()
     own = query_lexemes(queries)
     rows = []
     for config in CONFIGS:
         hits = text_hits(config, queries)
-        stored = stored_embeddings(config)
-        position = {int(c): i for i, c in enumerate(stored["ids"])}
+        by_set = set_vectors(config, chunks)
         bags = chunk_lexemes(config)
-        vector_top, first = {}, {}
-        for set_ in sets:
-            ids = np.array([c[0] for c in chunks[config] if c[1] == set_])
-            vectors = stored["vectors"][[position[c] for c in ids]].astype(np.float64)
-            for s, q, _ in queries:
-                if s == set_:
-                    cosine = vectors @ query_vectors[row_of[s, q]].astype(np.float64)
-                    vector_top[s, q] = [int(ids[i]) for i in np.lexsort((ids, -cosine))[:CANDIDATES]]
+        vector_top = {(s, q): nearest(*by_set[s], query_vectors[row_of[s, q]]) for s, q, _ in queries}
+        first = {}
         first["text"] = hits
         first["hybrid"] = {key: rrf(vector_top[key], hits[key]) for key in vector_top}
         weights = {}
@@ -117,7 +88,8 @@ def main():
                 extra = [lx for lx, _ in sorted(mass.items(), key=lambda item: (-item[1], item[0]))
                          if lx not in own[row_of[s, q]]][:t]
                 expanded[s, q] = text + " " + " ".join(extra)
-            variants[f"{search}, m {m}, T {t}"] = expanded_hits(config, f"{search}-{m}-{t}", expanded)
+            variants[f"{search}, m {m}, T {t}"] = text_hits(
+                config, [(s, q, expanded[s, q]) for s, q, _ in queries], label=f"{search}-{m}-{t}")
         for set_ in sets:
             keys = [(s, q) for s, q, _ in queries if s == set_]
 
@@ -125,27 +97,15 @@ def main():
                 return [score(answers[key], [where[c] for c in ranked[key][:K]])[0] for key in keys]
 
             for leg in ("text", "hybrid"):
-                plain = None
-                cells = []
-                for label, text_top in variants.items():
-                    ranked = text_top if leg == "text" else {key: rrf(vector_top[key], text_top[key]) for key in keys}
-                    got = recalls(ranked)
-                    if plain is None:
-                        plain = got
-                        cells.append(f"{100 * np.mean(got):.1f}")
-                    else:
-                        delta, half = interval([a - b for a, b in zip(got, plain)])
-                        cells.append(f"{100 * np.mean(got):.1f} ({delta:+.1f} ± {half:.1f})")
+                cells = against_first([recalls(text_top if leg == "text" else {
+                    key: rrf(vector_top[key], text_top[key]) for key in keys}) for text_top in variants.values()])
                 rows.append(f"| {set_} | {config} | {leg} | " + " | ".join(cells) + " |")
     labels = ["none"] + [f"{search}, m {m}, T {t}" for search, m, t in EXPANSIONS]
-    lines = ["# Expansion of the text leg's query, offline (bench/retrieval/expansion.py)\n",
-             f"Recall % at k = {K}; in brackets the mean paired difference from no expansion ± the half width of "
-             "its 95% interval; T lexemes from the first m chunks of the first search.\n",
-             "| set | config | leg | " + " | ".join(labels) + " |",
-             "|---|---|---|" + "---|" * len(labels), *rows, ""]
-    text = "\n".join(lines) + "\n"
-    (OUT / "expansion.md").write_text(text, encoding="utf-8")
-    print(text)
+    report("expansion.md", [
+        "# Expansion of the text leg's query, offline (bench/retrieval/expansion.py)\n",
+        f"Recall % at k = {K}; in brackets the mean paired difference from no expansion ± the half width of "
+        "its 95% interval; T lexemes from the first m chunks of the first search.\n",
+        *table(["set", "config", "leg", *labels], rows)])
 
 
 if __name__ == "__main__":

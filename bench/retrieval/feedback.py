@@ -14,7 +14,7 @@ bench/README.md ("The levers").
 
 import numpy as np
 
-from levers import CANDIDATES, CONFIGS, K, OUT, interval, load, queries_of, stored_embeddings, text_hits
+from levers import CONFIGS, K, against_first, nearest, offline, report, set_vectors, table, text_hits
 from rankings import rrf
 from score import score
 
@@ -22,47 +22,34 @@ FEEDBACK = [(m, beta) for m in (1, 3) for beta in (0.3, 0.7)]  # (chunks fed bac
 
 
 def main():
-    _, sets, answers, texts, chunks, _, _ = load()
-    queries, query_vectors, row_of, where = queries_of(sets, texts, chunks)
+    sets, answers, chunks, queries, query_vectors, row_of, where = offline()
     rows = []
     for config in CONFIGS:
         hits = text_hits(config, queries)
-        stored = stored_embeddings(config)
-        position = {int(c): i for i, c in enumerate(stored["ids"])}
+        by_set = set_vectors(config, chunks)
         for set_ in sets:
-            ids = np.array([c[0] for c in chunks[config] if c[1] == set_])
-            vectors = stored["vectors"][[position[c] for c in ids]].astype(np.float64)
+            ids, vectors = by_set[set_]
             row_in_set = {int(c): i for i, c in enumerate(ids)}
             set_queries = [(s, q) for s, q, _ in queries if s == set_]
 
-            def top(query_vector):
-                return [int(ids[i]) for i in np.lexsort((ids, -(vectors @ query_vector)))[:CANDIDATES]]
-
             vector_of = {key: query_vectors[row_of[key]].astype(np.float64) for key in set_queries}
-            hybrid = {key: rrf(top(vector_of[key]), hits[key]) for key in set_queries}
+            hybrid = {key: rrf(nearest(ids, vectors, vector_of[key]), hits[key]) for key in set_queries}
 
             def recalls(ranked):
                 return [score(answers[key], [where[c] for c in ranked(key)[:K]])[0] for key in set_queries]
 
-            plain = recalls(hybrid.get)
-            cells = [f"{100 * np.mean(plain):.1f}"]
-            for m, beta in FEEDBACK:
-                def again(key, m=m, beta=beta):
-                    fed = vector_of[key] + beta * vectors[[row_in_set[c] for c in hybrid[key][:m]]].mean(0)
-                    return rrf(top(fed / np.linalg.norm(fed)), hits[key])
+            def again(key, m, beta):
+                fed = vector_of[key] + beta * vectors[[row_in_set[c] for c in hybrid[key][:m]]].mean(0)
+                return rrf(nearest(ids, vectors, fed / np.linalg.norm(fed)), hits[key])
 
-                got = recalls(again)
-                delta, half = interval([a - b for a, b in zip(got, plain)])
-                cells.append(f"{100 * np.mean(got):.1f} ({delta:+.1f} ± {half:.1f})")
+            cells = against_first([recalls(hybrid.get)] + [
+                recalls(lambda key, m=m, beta=beta: again(key, m, beta)) for m, beta in FEEDBACK])
             rows.append(f"| {set_} | {config} | " + " | ".join(cells) + " |")
-    lines = ["# Feedback on the query vector, offline (bench/retrieval/feedback.py)\n",
-             f"Hybrid recall % at k = {K}; in brackets the mean paired difference from no feedback ± the half "
-             "width of its 95% interval; m chunks fed back with weight beta.\n",
-             "| set | config | none | " + " | ".join(f"m {m}, beta {beta}" for m, beta in FEEDBACK) + " |",
-             "|---|---|---|" + "---|" * len(FEEDBACK), *rows, ""]
-    text = "\n".join(lines) + "\n"
-    (OUT / "feedback.md").write_text(text, encoding="utf-8")
-    print(text)
+    report("feedback.md", [
+        "# Feedback on the query vector, offline (bench/retrieval/feedback.py)\n",
+        f"Hybrid recall % at k = {K}; in brackets the mean paired difference from no feedback ± the half "
+        "width of its 95% interval; m chunks fed back with weight beta.\n",
+        *table(["set", "config", "none", *(f"m {m}, beta {beta}" for m, beta in FEEDBACK)], rows)])
 
 
 if __name__ == "__main__":

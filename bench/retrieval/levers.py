@@ -294,14 +294,16 @@ def chunk_vectors(model, documents, config, variant, chunks):
     return result
 
 
-def text_hits(config, queries, options=None):
-    """(set, query) → [chunk ids] by text rank: knowledge.search's text top 20, with any further
-    search options (BM25's k1 and b)."""
+def text_hits(config, queries, options=None, depth=CANDIDATES, label=""):
+    """(set, query) → [chunk ids] by text rank: knowledge.search's text top `depth` (20: what it
+    fuses) for each query's text, with any further search options (BM25's k1 and b); `label` names
+    the cache of texts other than the queries' own."""
     options = options or {}
-    suffix = "".join(f"-{k}{v}" for k, v in sorted(options.items()))
+    suffix = ("".join(f"-{k}{v}" for k, v in sorted(options.items())) + (f"-top{depth}" if depth != CANDIDATES else "")
+              + (f"-{label}" if label else ""))
     path = CACHE / f"text-{config}{suffix}.csv"
     if not path.exists():
-        print(f"    text top {CANDIDATES} for {config}{suffix} ({len(queries)} queries)", file=sys.stderr, flush=True)
+        print(f"    text top {depth} for {config}{suffix} ({len(queries)} queries)", file=sys.stderr, flush=True)
         extra = "".join(f", '{k}', {v}" for k, v in sorted(options.items()))
         script = (
             "SET client_min_messages = warning;\n"
@@ -309,7 +311,7 @@ def text_hits(config, queries, options=None):
             "COPY levers_queries FROM STDIN WITH (FORMAT csv);\n"
             + csv_lines(queries)
             + "COPY (SELECT q.set, q.query, s.text_rank, s.chunk_id FROM levers_queries AS q, LATERAL "
-            f"knowledge.search(q.text, {CANDIDATES}, jsonb_build_object('mode', 'text', 'config', "
+            f"knowledge.search(q.text, {depth}, jsonb_build_object('mode', 'text', 'config', "
             f"'{config}', 'metadata', jsonb_build_object('set', q.set){extra})) AS s "
             "ORDER BY q.set, q.query, s.text_rank) TO STDOUT WITH (FORMAT csv);\n")
         path.write_text(psql(script), encoding="utf-8")
@@ -336,6 +338,22 @@ def stored_embeddings(config):
     return cached(path, compute)
 
 
+def set_vectors(config, chunks):
+    """set → (the config's chunk ids of that set, in id order; their stored vectors, float64)."""
+    stored = stored_embeddings(config)
+    position = {int(c): i for i, c in enumerate(stored["ids"])}
+    by_set = {}
+    for set_ in dict.fromkeys(c[1] for c in chunks[config]):
+        ids = np.array([c[0] for c in chunks[config] if c[1] == set_])
+        by_set[set_] = ids, stored["vectors"][[position[c] for c in ids]].astype(np.float64)
+    return by_set
+
+
+def nearest(ids, vectors, query_vector, depth=CANDIDATES):
+    """The vector leg: ids by exact cosine with the query vector, best first, ties by id."""
+    return [int(ids[i]) for i in np.lexsort((ids, -(vectors @ np.asarray(query_vector, np.float64))))[:depth]]
+
+
 def product_query_vectors(queries):
     def compute():
         script = (
@@ -350,15 +368,16 @@ def product_query_vectors(queries):
     return cached(CACHE / "queries-product.npz", compute)["vectors"]
 
 
-def queries_of(sets, texts, chunks):
-    """What the offline scripts (neighbours.py, feedback.py) ask with: the queries (set, query, text)
-    in order, their vectors as knowledge.search embeds them, each query's row among them, and each
-    chunk's (document, start, end)."""
+def offline():
+    """What the offline scripts (neighbours.py, feedback.py, …) ask with: load()'s sets, answers and
+    chunks; the queries (set, query, text) in order, their vectors as knowledge.search embeds them,
+    each query's row among them, and each chunk's (document, start, end)."""
+    _, sets, answers, texts, chunks, _, _ = load()
     CACHE.mkdir(parents=True, exist_ok=True)
     queries = sorted((s, q, texts[s, q]) for s, q in texts if s in sets)
     row_of = {(s, q): i for i, (s, q, _) in enumerate(queries)}
     where = {c[0]: (c[2], c[3], c[4]) for config in CONFIGS for c in chunks[config]}
-    return queries, product_query_vectors(queries), row_of, where
+    return sets, answers, chunks, queries, product_query_vectors(queries), row_of, where
 
 
 def sample_timing(model, documents, config, chunks):
@@ -401,10 +420,32 @@ def mean(values):
     return sum(values) / len(values)
 
 
+def against_first(recalls):
+    """Table cells for lists of per-query recalls: the first's mean %, then each other's with its
+    mean paired difference from the first ± the half width of the 95% interval."""
+    cells = [f"{100 * np.mean(recalls[0]):.1f}"]
+    for got in recalls[1:]:
+        delta, half = interval([a - b for a, b in zip(got, recalls[0])])
+        cells.append(f"{100 * np.mean(got):.1f} ({delta:+.1f} ± {half:.1f})")
+    return cells
+
+
 def interval(differences):
     """Mean of paired differences and the half width of its 95% interval (normal), in points."""
     d = 100 * np.array(differences)
     return d.mean(), 1.96 * d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
+
+
+def table(columns, rows):
+    """A markdown table's lines: the header row, its rule and the rows, then an empty line."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns), *rows, ""]
+
+
+def report(name, lines):
+    """Prints the lines of a markdown report and writes them to OUT/name."""
+    text = "\n".join(lines) + "\n"
+    (OUT / name).write_text(text, encoding="utf-8")
+    print(text)
 
 
 def main():
@@ -549,9 +590,7 @@ def main():
         "chunks longer than the window. Seconds: the whole config's first embedding (cached after); "
         "sample: the same random chunks embedded with each variant in turn, best of the rounds "
         "(TIMING_SAMPLE, TIMING_ROUNDS), the steadier ratio when other work shares the machine.")
-    text = "\n".join(lines) + "\n"
-    (OUT / "levers.md").write_text(text, encoding="utf-8")
-    print(text)
+    report("levers.md", lines)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ bench/README.md ("The levers").
 
 import numpy as np
 
-from levers import CANDIDATES, CONFIGS, K, OUT, load, queries_of, stored_embeddings, text_hits
+from levers import CONFIGS, K, nearest, offline, report, set_vectors, table, text_hits
 from neighbours import neighbours_of
 from rankings import rrf
 from score import score
@@ -38,22 +38,17 @@ def merged(ranked, around, whole_list):
 
 
 def main():
-    _, sets, answers, texts, chunks, _, _ = load()
-    queries, query_vectors, row_of, where = queries_of(sets, texts, chunks)
+    sets, answers, chunks, queries, query_vectors, row_of, where = offline()
     ways = {"top 5": lambda r, a: r[:K], "top 6": lambda r, a: r[:K + 1],
             "merged until full": lambda r, a: merged(r, a, False), "merged, whole list": lambda r, a: merged(r, a, True)}
     rows = []
     for config in CONFIGS:
         hits = text_hits(config, queries)
-        stored = stored_embeddings(config)
-        position = {int(c): i for i, c in enumerate(stored["ids"])}
+        by_set = set_vectors(config, chunks)
         around = neighbours_of(chunks[config])
         for set_ in sets:
-            ids = np.array([c[0] for c in chunks[config] if c[1] == set_])
-            vectors = stored["vectors"][[position[c] for c in ids]].astype(np.float64)
             keys = [(s, q) for s, q, _ in queries if s == set_]
-            vector_top = {key: [int(ids[i]) for i in np.lexsort((ids, -(vectors @ query_vectors[row_of[key]].astype(
-                np.float64))))[:CANDIDATES]] for key in keys}
+            vector_top = {key: nearest(*by_set[set_], query_vectors[row_of[key]]) for key in keys}
             for leg in ("vector", "hybrid"):
                 ranked = vector_top if leg == "vector" else {key: rrf(vector_top[key], hits[key]) for key in keys}
                 cells = []
@@ -62,12 +57,9 @@ def main():
                     cells.append(f"{100 * scores[:, 0].mean():.1f} / {100 * scores[:, 3].mean():.1f} / "
                                  f"{scores[:, 4].mean():,.0f}")
                 rows.append(f"| {set_} | {config} | {leg} | " + " | ".join(cells) + " |")
-    lines = ["# Merging adjacent hits, offline (bench/retrieval/merging.py)\n",
-             f"Recall % / IoU % / characters returned, k = {K} results.\n",
-             "| set | config | leg | " + " | ".join(ways) + " |", "|---|---|---|" + "---|" * len(ways), *rows, ""]
-    text = "\n".join(lines) + "\n"
-    (OUT / "merging.md").write_text(text, encoding="utf-8")
-    print(text)
+    report("merging.md", ["# Merging adjacent hits, offline (bench/retrieval/merging.py)\n",
+                          f"Recall % / IoU % / characters returned, k = {K} results.\n",
+                          *table(["set", "config", "leg", *ways], rows)])
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from levers import CANDIDATES, CONFIGS, K, OUT, interval, load, queries_of, stored_embeddings, text_hits
+from levers import CANDIDATES, CONFIGS, K, interval, load, offline, report, set_vectors, text_hits
 from rankings import rrf
 from score import score
 
@@ -66,8 +66,8 @@ def reciprocal(ids):
 
 
 def main():
-    _, sets, answers, texts, chunks, bench, _ = load()
-    queries, query_vectors, row_of, where = queries_of(sets, texts, chunks)
+    _, _, _, _, _, bench, _ = load()
+    sets, answers, chunks, queries, query_vectors, row_of, where = offline()
     lines = ["# A chunk's neighbours as evidence, offline (bench/retrieval/neighbours.py)\n",
              f"k = {K}; {CANDIDATES} candidates per leg; each cell recall % / IoU %; g the share of the "
              "best neighbour's score added.\n"]
@@ -83,13 +83,10 @@ def main():
     rows, grid, checks = [], [], []
     for config in CONFIGS:
         hits = text_hits(config, queries)
-        stored = stored_embeddings(config)
-        position = {int(c): i for i, c in enumerate(stored["ids"])}
+        by_set = set_vectors(config, chunks)
         for set_ in sets:
-            members = [c for c in chunks[config] if c[1] == set_]
-            around = neighbours_of(members)
-            ids = np.array([c[0] for c in members])
-            vectors = stored["vectors"][[position[c] for c in ids]].astype(np.float64)
+            around = neighbours_of([c for c in chunks[config] if c[1] == set_])
+            ids, vectors = by_set[set_]
             set_queries = [(s, q) for s, q, _ in queries if s == set_]
             cosine = query_vectors[[row_of[k] for k in set_queries]].astype(np.float64) @ vectors.T
             cosine_of = {key: dict(zip(ids.tolist(), cosine[r])) for r, key in enumerate(set_queries)}
@@ -138,9 +135,7 @@ def main():
               "|---|---|---|---|---|---|---|---|", *rows, "",
               "## Cosine with the best neighbour's share in the vector leg, before fusion\n",
               "| set | config | g, vector | g, text | vector | hybrid |", "|---|---|---|---|---|---|", *grid, ""]
-    text = "\n".join(lines) + "\n"
-    (OUT / "neighbours.md").write_text(text, encoding="utf-8")
-    print(text)
+    report("neighbours.md", lines)
 
 
 def reciprocal_sum(vector_ids, text_ids):

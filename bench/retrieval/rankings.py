@@ -26,7 +26,7 @@ from collections import defaultdict
 import numpy as np
 
 import levers
-from levers import CACHE, CANDIDATES, CONFIGS, K, OUT, cached, load, psql, text_hits
+from levers import CACHE, CANDIDATES, CONFIGS, K, cached, load, psql, report, text_hits
 from score import score
 
 
@@ -140,9 +140,7 @@ def main():
               "|---|---|---|---|---|---|---|---|", *tables["fusion"], "",
               "## BM25's k1 and b (text, then hybrid)\n",
               "| set | config | k1 | b | text | hybrid |", "|---|---|---|---|---|---|", *tables["bm25"], ""]
-    text = "\n".join(lines) + "\n"
-    (OUT / "rankings.md").write_text(text, encoding="utf-8")
-    print(text)
+    report("rankings.md", lines)
 
 
 if __name__ == "__main__":

@@ -15,22 +15,17 @@ float copy's (what the semantic strategy cuts on), and the share of the float co
 among the variant's lowest 10%; then sentences/s on the FAQ sentences, one thread, rounds
 interleaved.
 """
-import json
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
-import onnx
 from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
-from tokenizers import Tokenizer
 
 sys.path.insert(0, str(Path(__file__).parent))
 import compare  # noqa: E402
 import minilm  # noqa: E402
-from static import sentences  # noqa: E402
+from static import faq_bench, print_speeds  # noqa: E402
 
 
 def first_layers(weights, eps, layers):
@@ -53,45 +48,28 @@ def neighbours(vectors):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
-        sys.exit(__doc__)
-    models, sources = Path(sys.argv[1]) / "all-minilm-l6-v2", Path(sys.argv[2])
-    rounds = int(sys.argv[3]) if len(sys.argv) == 4 else 3
-    tokenizer = Tokenizer.from_file(str(models / "tokenizer.json"))
-    tokenizer.enable_truncation(256)
-    faq = [e.ids for e in tokenizer.encode_batch(sentences(sources / "faq", 600))]
-    parity = json.loads((compare.ROOT / "tests/fixtures/parity.json").read_text())["token_ids"]["all-minilm-l6-v2"]
-    float_run = compare.session(str(models / "model.optimized.onnx"))
-    float_parity, float_faq = compare.embed(float_run, parity, 1), compare.embed(float_run, faq, 16)
-    float_similar = neighbours(float_faq)
+    bench = faq_bench(__doc__)
+    float_similar = neighbours(bench.float_faq)
     lowest = len(float_similar) // 10
     float_lowest = set(np.argsort(float_similar)[:lowest])
-    weights, eps = minilm.read_weights(onnx.load(str(models / "model.optimized.onnx")))
+    weights, eps = bench.weights, bench.eps
     built = {"first 3 layers": first_layers(weights, eps, 3), "first 4 layers": first_layers(weights, eps, 4),
              "MatMulNBits 8 bits, blocks of 128": n_bits(weights, eps, 8, 128),
              "MatMulNBits 4 bits, blocks of 32": n_bits(weights, eps, 4, 32)}
-    variants = {"per token (installed)": compare.session(str(models / "model.int8.onnx"))}
+    variants = {"per token (installed)": compare.session(str(bench.models / "model.int8.onnx"))}
     with tempfile.TemporaryDirectory() as folder:
         for label, model in built.items():
             variants[label] = compare.session(compare.optimised(model, Path(folder), f"v{len(variants)}", False))
         for label, run in variants.items():
-            on_parity = (compare.embed(run, parity, 1) * float_parity).sum(1)
-            vectors = compare.embed(run, faq, 16)
-            on_faq = (vectors * float_faq).sum(1)
+            on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
+            vectors = compare.embed(run, bench.faq, 16)
+            on_faq = (vectors * bench.float_faq).sum(1)
             similar = neighbours(vectors)
             shared = len(float_lowest & set(np.argsort(similar)[:lowest])) / lowest
             print(f"{label:34s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
                   f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}; neighbours' cosines: correlation "
                   f"{np.corrcoef(float_similar, similar)[0, 1]:.3f}, lowest 10% shared {shared:.2f}", flush=True)
-        rates = {label: [] for label in variants}
-        for round_ in range(rounds):
-            for label, run in (list(variants.items())[::1 if round_ % 2 == 0 else -1]):
-                started = time.perf_counter()
-                compare.embed(run, faq, 16)
-                rates[label].append(len(faq) / (time.perf_counter() - started))
-        for label, measured in rates.items():
-            print(f"{label:34s} {statistics.median(measured):5.1f} sentences/s ({', '.join(f'{r:.1f}' for r in measured)})")
-
+        print_speeds(variants, bench.faq, bench.rounds, 34)
 
 if __name__ == "__main__":
     main()

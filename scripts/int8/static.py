@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import onnx
@@ -84,21 +85,42 @@ def static_linear(scales, per_token):
     return linear
 
 
-def main():
+def faq_bench(usage):
+    """What static.py and cheaper.py measure on, from their arguments (MODELS_DIR SOURCES [ROUNDS]):
+    the model folder, the sources, the rounds, an encoder, 600 FAQ sentences' token ids, the parity
+    sentences' token ids, the float copy's vectors of both, and its weights and layer-norm epsilon."""
     if len(sys.argv) not in (3, 4):
-        sys.exit(__doc__)
+        sys.exit(usage)
     models, sources = Path(sys.argv[1]) / "all-minilm-l6-v2", Path(sys.argv[2])
-    rounds = int(sys.argv[3]) if len(sys.argv) == 4 else 3
     tokenizer = Tokenizer.from_file(str(models / "tokenizer.json"))
     tokenizer.enable_truncation(256)
     encode = lambda texts: [e.ids for e in tokenizer.encode_batch(texts)]  # noqa: E731
     faq = encode(sentences(sources / "faq", 600))
     parity = json.loads((compare.ROOT / "tests/fixtures/parity.json").read_text())["token_ids"]["all-minilm-l6-v2"]
     float_run = compare.session(str(models / "model.optimized.onnx"))
-    float_parity, float_faq = compare.embed(float_run, parity, 1), compare.embed(float_run, faq, 16)
     weights, eps = minilm.read_weights(onnx.load(str(models / "model.optimized.onnx")))
-    scales = calibrated_scales(weights, eps, encode(sentences(sources / "tutorial", 800)))
-    variants = {"per token (installed)": compare.session(str(models / "model.int8.onnx"))}
+    return SimpleNamespace(models=models, sources=sources, rounds=int(sys.argv[3]) if len(sys.argv) == 4 else 3,
+                           encode=encode, faq=faq, parity=parity, float_parity=compare.embed(float_run, parity, 1),
+                           float_faq=compare.embed(float_run, faq, 16), weights=weights, eps=eps)
+
+
+def print_speeds(variants, faq, rounds, width):
+    """Sentences/s of each variant on the FAQ sentences in batches of 16, rounds interleaved: median (rounds)."""
+    rates = {label: [] for label in variants}
+    for round_ in range(rounds):
+        for label, run in (list(variants.items())[::1 if round_ % 2 == 0 else -1]):
+            started = time.perf_counter()
+            compare.embed(run, faq, 16)
+            rates[label].append(len(faq) / (time.perf_counter() - started))
+    for label, measured in rates.items():
+        print(f"{label:{width}s} {statistics.median(measured):5.1f} sentences/s ({', '.join(f'{r:.1f}' for r in measured)})")
+
+
+def main():
+    bench = faq_bench(__doc__)
+    weights, eps = bench.weights, bench.eps
+    scales = calibrated_scales(weights, eps, bench.encode(sentences(bench.sources / "tutorial", 800)))
+    variants = {"per token (installed)": compare.session(str(bench.models / "model.int8.onnx"))}
     installed = minilm.linear
     with tempfile.TemporaryDirectory() as folder:
         for label, per_token in (("static", ()), ("static, ao and fo per token", ("ao", "fo")),
@@ -108,19 +130,11 @@ def main():
             minilm.linear = installed
             variants[label] = compare.session(compare.optimised(model, Path(folder), f"v{len(variants)}", False))
         for label, run in variants.items():
-            on_parity = (compare.embed(run, parity, 1) * float_parity).sum(1)
-            on_faq = (compare.embed(run, faq, 16) * float_faq).sum(1)
+            on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
+            on_faq = (compare.embed(run, bench.faq, 16) * bench.float_faq).sum(1)
             print(f"{label:32s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
                   f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}", flush=True)
-        rates = {label: [] for label in variants}
-        for round_ in range(rounds):
-            for label, run in (list(variants.items())[::1 if round_ % 2 == 0 else -1]):
-                started = time.perf_counter()
-                compare.embed(run, faq, 16)
-                rates[label].append(len(faq) / (time.perf_counter() - started))
-        for label, measured in rates.items():
-            print(f"{label:32s} {statistics.median(measured):5.1f} sentences/s ({', '.join(f'{r:.1f}' for r in measured)})")
-
+        print_speeds(variants, bench.faq, bench.rounds, 32)
 
 if __name__ == "__main__":
     main()
