@@ -1,0 +1,69 @@
+"""Why the installed MiniLM graph is further from the float model on a CPU with AVX2 but no VNNI
+(scripts/int8/README.md), measured: ONNX Runtime's u8 × s8 kernel there multiplies with
+VPMADDUBSW, which adds each pair of products in 16 bits and saturates; with VNNI (or u8 × u8) the
+sums are exact in 32 bits.
+
+    python scripts/int8/precision.py MODELS_DIR SOURCES [ROUNDS]
+
+Environment and arguments as static.py's. Variants of all-minilm-l6-v2:
+- installed: model.int8.onnx loaded as pg_chunk loads it (optimisation off);
+- uint8 weights: minilm.py's graph with each weight stored as uint8 around zero point 128 (the
+  same values), so ONNX Runtime takes its u8 × u8 kernel; written by the optimiser as the
+  installer writes it;
+- x64quantprecision: model.int8.onnx loaded with ONNX Runtime's `session.x64quantprecision = 1`
+  and its extended optimisations, under which its Avx2WeightS8ToU8Transformer does the same
+  conversion as the graph loads (only on CPUs where u8 × s8 can saturate).
+Printed: mean and least cosine with the float copy on the parity sentences and 600 FAQ sentences,
+then sentences/s on the FAQ sentences in batches of 16, one thread, rounds interleaved.
+"""
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from onnx import numpy_helper
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e5"))
+import compare  # noqa: E402
+import convert  # noqa: E402
+import minilm  # noqa: E402
+from static import faq_bench, print_speeds  # noqa: E402
+
+
+def uint8_linear(g, name, x, weight, bias, quantize):
+    """convert.int8_linear with its int8 weight q stored as q + 128 (uint8) and zero point 128."""
+    result = convert.int8_linear(g, name, x, weight, bias)
+    at = next(i for i, t in enumerate(g.initializers) if t.name == f"{name}.int8")
+    q = numpy_helper.to_array(g.initializers[at])
+    g.initializers[at] = numpy_helper.from_array((q.astype(np.int16) + 128).astype(np.uint8), f"{name}.int8")
+    product = next(n for n in g.nodes if n.name == f"{name}.product")
+    product.input.append(product.input[4])  # the weight's zero point: 128, the input's
+    return result
+
+
+def main():
+    bench = faq_bench(__doc__)
+    installed = str(bench.models / "model.int8.onnx")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.add_session_config_entry("session.x64quantprecision", "1")
+    linear, minilm.linear = minilm.linear, uint8_linear
+    unsigned = minilm.build(bench.weights, bench.eps, all_float=False)
+    minilm.linear = linear
+    with tempfile.TemporaryDirectory() as folder:
+        variants = {"installed": compare.session(installed),
+                    "uint8 weights": compare.session(compare.optimised(unsigned, Path(folder), "uint8", False)),
+                    "x64quantprecision": ort.InferenceSession(installed, options, providers=["CPUExecutionProvider"])}
+        for label, run in variants.items():
+            on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
+            on_faq = (compare.embed(run, bench.faq, 16) * bench.float_faq).sum(1)
+            print(f"{label:18s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
+                  f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}", flush=True)
+        print_speeds(variants, bench.faq, bench.rounds, 18)
+
+
+if __name__ == "__main__":
+    main()
