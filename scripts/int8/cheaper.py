@@ -25,7 +25,7 @@ from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQua
 sys.path.insert(0, str(Path(__file__).parent))
 import compare  # noqa: E402
 import minilm  # noqa: E402
-from static import faq_bench, print_speeds  # noqa: E402
+from static import faq_bench, print_parity, print_speeds  # noqa: E402
 
 
 def first_layers(weights, eps, layers):
@@ -60,15 +60,13 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         for label, model in built.items():
             variants[label] = compare.session(compare.optimised(model, Path(folder), f"v{len(variants)}", False))
-        for label, run in variants.items():
-            on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
-            vectors = compare.embed(run, bench.faq, 16)
-            on_faq = (vectors * bench.float_faq).sum(1)
+        def ranks_neighbours(vectors):
             similar = neighbours(vectors)
             shared = len(float_lowest & set(np.argsort(similar)[:lowest])) / lowest
-            print(f"{label:34s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
-                  f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}; neighbours' cosines: correlation "
-                  f"{np.corrcoef(float_similar, similar)[0, 1]:.3f}, lowest 10% shared {shared:.2f}", flush=True)
+            return (f"; neighbours' cosines: correlation {np.corrcoef(float_similar, similar)[0, 1]:.3f}, "
+                    f"lowest 10% shared {shared:.2f}")
+
+        print_parity(variants, bench, 34, ranks_neighbours)
         print_speeds(variants, bench.faq, bench.rounds, 34)
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e5"))
 import compare  # noqa: E402
 import convert  # noqa: E402
 import minilm  # noqa: E402
-from static import faq_bench, print_speeds  # noqa: E402
+from static import faq_bench, print_parity, print_speeds  # noqa: E402
 
 
 def uint8_linear(g, name, x, weight, bias, quantize):
@@ -57,11 +57,7 @@ def main():
         variants = {"installed": compare.session(installed),
                     "uint8 weights": compare.session(compare.optimised(unsigned, Path(folder), "uint8", False)),
                     "x64quantprecision": ort.InferenceSession(installed, options, providers=["CPUExecutionProvider"])}
-        for label, run in variants.items():
-            on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
-            on_faq = (compare.embed(run, bench.faq, 16) * bench.float_faq).sum(1)
-            print(f"{label:18s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
-                  f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}", flush=True)
+        print_parity(variants, bench, 18)
         print_speeds(variants, bench.faq, bench.rounds, 18)
 
 

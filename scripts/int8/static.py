@@ -104,6 +104,17 @@ def faq_bench(usage):
                            float_faq=compare.embed(float_run, faq, 16), weights=weights, eps=eps)
 
 
+def print_parity(variants, bench, width, more=lambda vectors: ""):
+    """Each variant's mean and least cosine with the float copy on the parity sentences (one a run)
+    and the FAQ sentences (batches of 16); `more` adds to the line from the FAQ vectors."""
+    for label, run in variants.items():
+        on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
+        vectors = compare.embed(run, bench.faq, 16)
+        on_faq = (vectors * bench.float_faq).sum(1)
+        print(f"{label:{width}s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
+              f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}{more(vectors)}", flush=True)
+
+
 def print_speeds(variants, faq, rounds, width):
     """Sentences/s of each variant on the FAQ sentences in batches of 16, rounds interleaved: median (rounds)."""
     rates = {label: [] for label in variants}
@@ -129,11 +140,7 @@ def main():
             model = minilm.build(weights, eps, all_float=False)
             minilm.linear = installed
             variants[label] = compare.session(compare.optimised(model, Path(folder), f"v{len(variants)}", False))
-        for label, run in variants.items():
-            on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
-            on_faq = (compare.embed(run, bench.faq, 16) * bench.float_faq).sum(1)
-            print(f"{label:32s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
-                  f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}", flush=True)
+        print_parity(variants, bench, 32)
         print_speeds(variants, bench.faq, bench.rounds, 32)
 
 if __name__ == "__main__":
