@@ -13,7 +13,6 @@ Knobs as levers.py's (DATA, OUT, DB, CONFIGS, SETS). Not built into knowledge.se
 bench/README.md ("The levers").
 """
 
-
 from levers import CANDIDATES, CONFIGS, K, against_first, nearest, offline, report, set_vectors, table, text_hits
 from rankings import rrf
 from score import score

@@ -21,7 +21,6 @@ import math
 import re
 from collections import Counter
 
-
 from levers import CACHE, CONFIGS, K, against_first, csv_lines, nearest, offline, psql, report, set_vectors, \
     table, text_hits
 from rankings import rrf
@@ -68,9 +67,7 @@ def main():
         by_set = set_vectors(config, chunks)
         bags = chunk_lexemes(config)
         vector_top = {(s, q): nearest(*by_set[s], query_vectors[row_of[s, q]]) for s, q, _ in queries}
-        first = {}
-        first["text"] = hits
-        first["hybrid"] = {key: rrf(vector_top[key], hits[key]) for key in vector_top}
+        first = {"text": hits, "hybrid": {key: rrf(vector_top[key], hits[key]) for key in vector_top}}
         weights = {}
         for set_ in sets:
             in_set = [c[0] for c in chunks[config] if c[1] == set_]

@@ -368,11 +368,12 @@ def product_query_vectors(queries):
     return cached(CACHE / "queries-product.npz", compute)["vectors"]
 
 
-def offline():
+def offline(loaded=None):
     """What the offline scripts (neighbours.py, feedback.py, …) ask with: load()'s sets, answers and
-    chunks; the queries (set, query, text) in order, their vectors as knowledge.search embeds them,
-    each query's row among them, and each chunk's (document, start, end)."""
-    _, sets, answers, texts, chunks, _, _ = load()
+    chunks (from `loaded`, load()'s result, when the caller needs more of it); the queries (set,
+    query, text) in order, their vectors as knowledge.search embeds them, each query's row among
+    them, and each chunk's (document, start, end)."""
+    _, sets, answers, texts, chunks, _, _ = loaded or load()
     CACHE.mkdir(parents=True, exist_ok=True)
     queries = sorted((s, q, texts[s, q]) for s, q in texts if s in sets)
     row_of = {(s, q): i for i, (s, q, _) in enumerate(queries)}

@@ -66,8 +66,9 @@ def reciprocal(ids):
 
 
 def main():
-    _, _, _, _, _, bench, _ = load()
-    sets, answers, chunks, queries, query_vectors, row_of, where = offline()
+    loaded = load()
+    bench = loaded[5]
+    sets, answers, chunks, queries, query_vectors, row_of, where = offline(loaded)
     lines = ["# A chunk's neighbours as evidence, offline (bench/retrieval/neighbours.py)\n",
              f"k = {K}; {CANDIDATES} candidates per leg; each cell recall % / IoU %; g the share of the "
              "best neighbour's score added.\n"]

@@ -28,13 +28,6 @@ import minilm  # noqa: E402
 from static import faq_bench, print_parity, print_speeds  # noqa: E402
 
 
-def first_layers(weights, eps, layers):
-    installed, minilm.LAYERS = minilm.LAYERS, layers
-    model = minilm.build(weights, eps, all_float=False)
-    minilm.LAYERS = installed
-    return model
-
-
 def n_bits(weights, eps, bits, block):
     quantizer = MatMulNBitsQuantizer(
         minilm.build(weights, eps, all_float=True), bits=bits, block_size=block, is_symmetric=True, accuracy_level=4,
@@ -53,13 +46,15 @@ def main():
     lowest = len(float_similar) // 10
     float_lowest = set(np.argsort(float_similar)[:lowest])
     weights, eps = bench.weights, bench.eps
-    built = {"first 3 layers": first_layers(weights, eps, 3), "first 4 layers": first_layers(weights, eps, 4),
+    built = {"first 3 layers": minilm.build(weights, eps, all_float=False, layers=3),
+             "first 4 layers": minilm.build(weights, eps, all_float=False, layers=4),
              "MatMulNBits 8 bits, blocks of 128": n_bits(weights, eps, 8, 128),
              "MatMulNBits 4 bits, blocks of 32": n_bits(weights, eps, 4, 32)}
     variants = {"per token (installed)": compare.session(str(bench.models / "model.int8.onnx"))}
     with tempfile.TemporaryDirectory() as folder:
         for label, model in built.items():
             variants[label] = compare.session(compare.optimised(model, Path(folder), f"v{len(variants)}", False))
+
         def ranks_neighbours(vectors):
             similar = neighbours(vectors)
             shared = len(float_lowest & set(np.argsort(similar)[:lowest])) / lowest
@@ -68,6 +63,7 @@ def main():
 
         print_parity(variants, bench, 34, ranks_neighbours)
         print_speeds(variants, bench.faq, bench.rounds, 34)
+
 
 if __name__ == "__main__":
     main()

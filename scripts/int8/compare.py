@@ -94,10 +94,7 @@ def main():
     float_vectors = embed(session(str(float_copy)), token_ids, 1)
     weights, eps = minilm.read_weights(onnx.load(str(float_copy)))
     per_token = minilm.build(weights, eps, all_float=False)
-    installed_linear = minilm.linear
-    minilm.linear = per_run_linear
-    per_run = minilm.build(weights, eps, all_float=False)
-    minilm.linear = installed_linear
+    per_run = minilm.build(weights, eps, all_float=False, make_linear=per_run_linear)
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         variants = {"per token (installed)": session(optimised(per_token, folder, "per_token", False)),

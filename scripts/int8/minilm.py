@@ -62,7 +62,9 @@ def linear(g, name, x, weight, bias, quantize):
     return int8_linear(g, name, x, weight, bias)
 
 
-def build(weights, eps, all_float):
+def build(weights, eps, all_float, make_linear=linear, layers=LAYERS):
+    """The graph; compare.py, static.py, cheaper.py and precision.py measure variants through
+    make_linear (how a linear layer is written) and layers (how many of the six)."""
     w = lambda name: weights[name]
     g = GraphBuilder()
     g.node("Cast", ["attention_mask"], ["mask_i32"], to=TensorProto.INT32)
@@ -76,25 +78,25 @@ def build(weights, eps, all_float):
                                       g.const("emb.ln.b", w("embeddings.LayerNorm.bias"))],
                ["emb.ln"], axis=-1, epsilon=eps)
     quantize = not all_float
-    for layer in range(LAYERS):
+    for layer in range(layers):
         p = f"encoder.layer.{layer}."
         qkv_weight = np.concatenate([w(p + f"attention.self.{k}.weight") for k in ("query", "key", "value")], axis=1)
         qkv_bias = np.concatenate([w(p + f"attention.self.{k}.bias") for k in ("query", "key", "value")])
-        qkv = linear(g, f"l{layer}.qkv", x, qkv_weight, qkv_bias, quantize)
+        qkv = make_linear(g, f"l{layer}.qkv", x, qkv_weight, qkv_bias, quantize)
         g.node("Split", [qkv, g.const(f"l{layer}.split", np.array([HIDDEN] * 3, np.int64))],
                [f"l{layer}.q", f"l{layer}.k", f"l{layer}.v"], axis=-1)
         context = g.node("MultiHeadAttention", [f"l{layer}.q", f"l{layer}.k", f"l{layer}.v", "", "mask_i32"],
                          [f"l{layer}.attention"], domain="com.microsoft", num_heads=HEADS)
-        out = linear(g, f"l{layer}.ao", context, w(p + "attention.output.dense.weight"),
+        out = make_linear(g, f"l{layer}.ao", context, w(p + "attention.output.dense.weight"),
                      w(p + "attention.output.dense.bias"), quantize)
         x = add_norm(g, f"l{layer}.aln", out, x, w(p + "attention.output.LayerNorm.weight"),
                      w(p + "attention.output.LayerNorm.bias"), eps)
-        inner = linear(g, f"l{layer}.fi", x, w(p + "intermediate.dense.weight"), w(p + "intermediate.dense.bias"),
+        inner = make_linear(g, f"l{layer}.fi", x, w(p + "intermediate.dense.weight"), w(p + "intermediate.dense.bias"),
                        quantize)
         inner = g.node("Gelu", [inner], [f"l{layer}.gelu"], domain="com.microsoft")
-        out = linear(g, f"l{layer}.fo", inner, w(p + "output.dense.weight"), w(p + "output.dense.bias"),
+        out = make_linear(g, f"l{layer}.fo", inner, w(p + "output.dense.weight"), w(p + "output.dense.bias"),
                      quantize)
-        x = add_norm(g, "last_hidden_state" if layer == LAYERS - 1 else f"l{layer}.oln", out, x,
+        x = add_norm(g, "last_hidden_state" if layer == layers - 1 else f"l{layer}.oln", out, x,
                      w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), eps)
     batch_seq = ["batch", "sequence"]
     graph = helper.make_graph(

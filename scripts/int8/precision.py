@@ -73,9 +73,7 @@ def e5_parity(models):
 def main():
     bench = faq_bench(__doc__)
     installed = str(bench.models / "model.int8.onnx")
-    linear, minilm.linear = minilm.linear, uint8_linear
-    unsigned = minilm.build(bench.weights, bench.eps, all_float=False)
-    minilm.linear = linear
+    unsigned = minilm.build(bench.weights, bench.eps, all_float=False, make_linear=uint8_linear)
     with tempfile.TemporaryDirectory() as folder:
         variants = {"installed": compare.session(installed),
                     "uint8 weights": compare.session(compare.optimised(unsigned, Path(folder), "uint8", False)),

@@ -45,15 +45,13 @@ def sentences(folder, limit):
 
 def calibrated_scales(weights, eps, token_ids):
     """Each linear layer's input scale: the float graph's inputs to the layers exposed as outputs."""
-    inputs, installed = {}, minilm.linear
+    inputs = {}
 
     def recording(g, name, x, weight, bias, quantize):
         inputs[name] = x
-        return installed(g, name, x, weight, bias, quantize)
+        return minilm.linear(g, name, x, weight, bias, quantize)
 
-    minilm.linear = recording
-    model = minilm.build(weights, eps, all_float=True)
-    minilm.linear = installed
+    model = minilm.build(weights, eps, all_float=True, make_linear=recording)
     model.graph.output.extend(helper.make_tensor_value_info(x, TensorProto.FLOAT, None) for x in inputs.values())
     run = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     largest = {name: [] for name in inputs}
@@ -132,16 +130,14 @@ def main():
     weights, eps = bench.weights, bench.eps
     scales = calibrated_scales(weights, eps, bench.encode(sentences(bench.sources / "tutorial", 800)))
     variants = {"per token (installed)": compare.session(str(bench.models / "model.int8.onnx"))}
-    installed = minilm.linear
     with tempfile.TemporaryDirectory() as folder:
         for label, per_token in (("static", ()), ("static, ao and fo per token", ("ao", "fo")),
                                  ("static qkv, the rest per token", ("ao", "fi", "fo"))):
-            minilm.linear = static_linear(scales, per_token)
-            model = minilm.build(weights, eps, all_float=False)
-            minilm.linear = installed
+            model = minilm.build(weights, eps, all_float=False, make_linear=static_linear(scales, per_token))
             variants[label] = compare.session(compare.optimised(model, Path(folder), f"v{len(variants)}", False))
         print_parity(variants, bench, 32)
         print_speeds(variants, bench.faq, bench.rounds, 32)
+
 
 if __name__ == "__main__":
     main()
