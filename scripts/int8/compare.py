@@ -46,6 +46,12 @@ def optimised(model, folder, label, fuse_skip_norm):
     """The model as the installer writes it (fuse_skip_norm: as ONNX Runtime would by default)."""
     source, output = folder / f"{label}.onnx", folder / f"{label}.opt.onnx"
     onnx.save(model, source)
+    return optimise(source, output, fuse_skip_norm)
+
+
+def optimise(source, output, fuse_skip_norm=False):
+    """Writes the file at source to output (a Path) as pg_chunk_optimize_model does, its weights in
+    output's name + ".data"; returns output's path."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = str(output)

@@ -70,14 +70,19 @@ def e5_parity(models):
         print(f"{label:22s} cosine with float on {len(texts)} texts: mean {cosines.mean():.4f} least {cosines.min():.4f}")
 
 
-def main():
-    bench = faq_bench(__doc__)
+def minilm_variants(bench, folder):
+    """The three variants of the docstring, by label; the uint8 graph is written in folder."""
     installed = str(bench.models / "model.int8.onnx")
     unsigned = minilm.build(bench.weights, bench.eps, all_float=False, make_linear=uint8_linear)
+    return {"installed": compare.session(installed),
+            "uint8 weights": compare.session(compare.optimised(unsigned, Path(folder), "uint8", False)),
+            "x64quantprecision": precise(installed)}
+
+
+def main():
+    bench = faq_bench(__doc__)
     with tempfile.TemporaryDirectory() as folder:
-        variants = {"installed": compare.session(installed),
-                    "uint8 weights": compare.session(compare.optimised(unsigned, Path(folder), "uint8", False)),
-                    "x64quantprecision": precise(installed)}
+        variants = minilm_variants(bench, folder)
         print_parity(variants, bench, 18)
         print_speeds(variants, bench.faq, bench.rounds, 18)
     e5_parity(bench.models)

@@ -104,13 +104,16 @@ def faq_bench(usage):
 
 def print_parity(variants, bench, width, more=lambda vectors: ""):
     """Each variant's mean and least cosine with the float copy on the parity sentences (one a run)
-    and the FAQ sentences (batches of 16); `more` adds to the line from the FAQ vectors."""
+    and the FAQ sentences (batches of 16); `more` adds to the line from the FAQ vectors. Returns
+    each variant's FAQ vectors by label."""
+    faq_vectors = {}
     for label, run in variants.items():
         on_parity = (compare.embed(run, bench.parity, 1) * bench.float_parity).sum(1)
-        vectors = compare.embed(run, bench.faq, 16)
+        vectors = faq_vectors[label] = compare.embed(run, bench.faq, 16)
         on_faq = (vectors * bench.float_faq).sum(1)
         print(f"{label:{width}s} cosine with float: parity mean {on_parity.mean():.4f} least {on_parity.min():.4f}; "
               f"FAQ mean {on_faq.mean():.4f} least {on_faq.min():.4f}{more(vectors)}", flush=True)
+    return faq_vectors
 
 
 def print_speeds(variants, faq, rounds, width):
