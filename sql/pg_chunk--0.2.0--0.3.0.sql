@@ -793,6 +793,7 @@ DECLARE
     average_length float8;
     k1 float8 := 1.2;
     b float8 := 0.75;
+    fusion text := coalesce(options ->> 'fusion', 'scores');
     candidates int;
     unknown text;
     language regconfig;
@@ -802,13 +803,17 @@ BEGIN
         RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
-    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b') LIMIT 1;
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b', 'fusion') LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1 and b.';
+            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1, b and fusion.';
     END IF;
     IF mode NOT IN ('hybrid', 'vector', 'text') THEN
         RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF jsonb_typeof(options -> 'fusion') NOT IN ('string', 'null') OR fusion NOT IN ('scores', 'rrf') THEN
+        RAISE EXCEPTION 'search option fusion must be "scores" or "rrf", not %', options -> 'fusion'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF k IS NULL OR k < 1 OR k > 1000 THEN
@@ -883,7 +888,7 @@ BEGIN
                     AND ($4::jsonb IS NULL OR d.metadata @> $4)
                   ORDER BY %1$s <=> $1 LIMIT $5) AS c
         ), text_hits AS (
-            SELECT t.id, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
+            SELECT t.id, t.score, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
             FROM (SELECT c.id, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
                   FROM (SELECT c.id, c.tsv FROM knowledge.chunks AS c %4$s
                         WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
@@ -892,14 +897,31 @@ BEGIN
                         LIMIT knowledge_internal.text_candidate_limit()) AS c
                   ORDER BY score DESC, c.id LIMIT $5) AS t
         ), fused AS (
-            SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank,
-                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS score
+            SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank, t.score AS bm25,
+                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf
             FROM vector_hits AS v FULL JOIN text_hits AS t ON t.id = v.id
-        ), scored AS (
-            -- NULL, not NaN, for a chunk whose embedding is all zeros.
-            SELECT f.*, CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
+        ), measured AS (
+            -- NULL, not NaN, for a chunk whose embedding is all zeros. Score fusion needs every
+            -- candidate's BM25, the vector leg's too (0 without a lexeme of the query).
+            SELECT f.id, f.vector_rank, f.text_rank, f.rrf,
+                   CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
+                   CASE WHEN $6 = 'hybrid' AND $16 = 'scores'
+                        THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14), 0) END AS bm25,
                    c.document_id, c.chunk_index, c.content
             FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
+        ), standardised AS (
+            -- z-scores over the candidates; 0 where a leg's scores are all equal (or it has none).
+            SELECT m.*,
+                   (m.similarity - avg(m.similarity) OVER ()) / nullif(stddev_pop(m.similarity) OVER (), 0) AS z_similarity,
+                   coalesce((m.bm25 - avg(m.bm25) OVER ()) / nullif(stddev_pop(m.bm25) OVER (), 0), 0) AS z_bm25
+            FROM measured AS m
+        ), scored AS (
+            -- A candidate without a similarity counts as the least similar.
+            SELECT s.id, s.vector_rank, s.text_rank, s.similarity, s.document_id, s.chunk_index, s.content,
+                   CASE WHEN $6 = 'hybrid' AND $16 = 'scores'
+                        THEN (coalesce(s.z_similarity, min(s.z_similarity) OVER (), 0) + s.z_bm25) / 2
+                        ELSE s.rrf::float8 END AS score
+            FROM standardised AS s
         ), passing AS (
             SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
         )
@@ -921,7 +943,7 @@ BEGIN
         BEGIN
             RETURN QUERY EXECUTE statement
             USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
-                  df, chunks, k1, b, average_length, text_candidates;
+                  df, chunks, k1, b, average_length, text_candidates, fusion;
             RETURN;
         EXCEPTION WHEN internal_error THEN
             IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN

@@ -72,9 +72,14 @@ fn search_ranks_fuse_filter_and_fall_back_below_min_score() {
     let question = corpus["questions"][0]["question"].as_str().unwrap().to_string();
     let answer = corpus["questions"][0]["answer"].as_str().unwrap().to_string();
 
-    // Reciprocal rank fusion: each score is the sum of 1 / (60 + rank) over the lists it is in.
-    let rows =
-        client.query("SELECT score, vector_rank, text_rank FROM knowledge.search($1, 10)", &[&question]).unwrap();
+    // Reciprocal rank fusion (fusion "rrf"): each score is the sum of 1 / (60 + rank) over the
+    // lists it is in.
+    let rows = client
+        .query(
+            "SELECT score, vector_rank, text_rank FROM knowledge.search($1, 10, '{\"fusion\": \"rrf\"}')",
+            &[&question],
+        )
+        .unwrap();
     assert!(!rows.is_empty());
     for row in &rows {
         let (score, vector_rank, text_rank): (f64, Option<i32>, Option<i32>) = (row.get(0), row.get(1), row.get(2));
@@ -137,6 +142,56 @@ fn search_ranks_fuse_filter_and_fall_back_below_min_score() {
     // An empty query finds nothing, and is not an error.
     assert_eq!(client.query("SELECT * FROM knowledge.search('  ')", &[]).unwrap().len(), 0);
     assert_eq!(sqlstate_of(&mut client, "SELECT * FROM knowledge.search(NULL)"), "00000");
+}
+
+/// Hybrid search's default fusion: each candidate's score is the mean of its similarity's and its
+/// BM25 score's z-scores over the candidates. At k = 1000 every chunk of the corpus is a
+/// candidate of both legs, so the BM25 z-scores can be read back from the rows: they must be
+/// standardised, equal (the least) for the chunks with none of the question's lexemes, and
+/// fall as the text rank grows.
+#[test]
+fn hybrid_search_fuses_z_scores_of_similarity_and_bm25() {
+    let (mut client, corpus) = load_corpus("search_fusion");
+    let chunks: i64 = client.query_one("SELECT count(*) FROM knowledge.chunks", &[]).unwrap().get(0);
+    for question in corpus["questions"].as_array().unwrap().iter().take(5) {
+        let question = question["question"].as_str().unwrap();
+        let rows: Vec<(f64, f64, Option<i32>)> = client
+            .query("SELECT score, similarity, text_rank FROM knowledge.search($1, 1000)", &[&question])
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        assert_eq!(rows.len() as i64, chunks, "every chunk is a candidate");
+        assert!(rows.windows(2).all(|w| w[0].0 >= w[1].0), "ordered by score");
+        let n = rows.len() as f64;
+        let standardise = |values: Vec<f64>| {
+            let mean = values.iter().sum::<f64>() / n;
+            let spread = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+            values.into_iter().map(move |v| (v - mean) / spread)
+        };
+        let z_similarity = standardise(rows.iter().map(|r| r.1).collect());
+        let z_text: Vec<f64> = rows.iter().zip(z_similarity).map(|(r, z)| 2.0 * r.0 - z).collect();
+        let mean = z_text.iter().sum::<f64>() / n;
+        let spread = (z_text.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!(
+            mean.abs() < 1e-9 && (spread - 1.0).abs() < 1e-9,
+            "{question}: BM25 z-scores mean {mean}, spread {spread}"
+        );
+        let least = z_text.iter().cloned().fold(f64::INFINITY, f64::min);
+        let mut by_text_rank: Vec<(i32, f64)> = Vec::new();
+        for (row, z) in rows.iter().zip(&z_text) {
+            match row.2 {
+                None => {
+                    assert!((z - least).abs() < 1e-9, "{question}: a chunk without the question's lexemes has BM25 0")
+                }
+                Some(rank) => by_text_rank.push((rank, *z)),
+            }
+        }
+        assert!(!by_text_rank.is_empty(), "{question}: no text hits");
+        by_text_rank.sort_by_key(|r| r.0);
+        assert!(by_text_rank.windows(2).all(|w| w[0].1 >= w[1].1 - 1e-9), "{question}: BM25 falls with the text rank");
+        assert!(by_text_rank[0].1 > least, "{question}: the best text hit scores above the chunks without lexemes");
+    }
 }
 
 #[test]
