@@ -15,8 +15,9 @@ of its 95% interval; also to OUT/convex.md. Check: the text leg rebuilt from the
     (run.sh and export.sh as in neighbours.py's header, then)
     DB=pg_chunk_bench_retrieval $REFERENCE_VENV/bin/python bench/retrieval/convex.py
 
-Knobs as levers.py's (DATA, OUT, DB, CONFIGS, SETS). Not built into knowledge.search:
-bench/README.md ("The levers").
+Knobs as levers.py's (DATA, OUT, DB, CONFIGS, SETS). z-scores with alpha 0.5 became
+knowledge.search's hybrid fusion (sql/search.sql; "fusion": "rrf" is the reciprocal ranks
+this script compares with): bench/README.md ("The levers").
 """
 
 import csv
