@@ -5,7 +5,8 @@
 -- before the clock starts and each search finds its vector in the cache, so the time is the
 -- search alone. Warm: one search per mode first.
 --   psql -d DB -v config=C -v embedding=included|excluded -f search.sql
--- Prints "mode<TAB>p50_ms<TAB>p95_ms<TAB>queries<TAB>mean results" rows.
+-- Prints "mode<TAB>p50_ms<TAB>p95_ms<TAB>queries<TAB>mean results" rows; mode "hybrid rrf" is
+-- hybrid with the reciprocal-rank fusion.
 \set ON_ERROR_STOP on
 \if :{?embedding}
 \else
@@ -26,8 +27,10 @@ DECLARE
     n int;
     options jsonb;
 BEGIN
-    FOREACH mode IN ARRAY ARRAY['hybrid', 'vector', 'text'] LOOP
-        options := jsonb_build_object('mode', mode, 'config', current_setting('bench.config'));
+    -- "hybrid rrf": hybrid mode with the reciprocal-rank fusion ("fusion": "rrf").
+    FOREACH mode IN ARRAY ARRAY['hybrid', 'hybrid rrf', 'vector', 'text'] LOOP
+        options := jsonb_build_object('mode', split_part(mode, ' ', 1), 'config', current_setting('bench.config'))
+                   || CASE WHEN mode = 'hybrid rrf' THEN '{"fusion": "rrf"}'::jsonb ELSE '{}' END;
         PERFORM count(*) FROM knowledge.search('warm up the caches', 10, options);
         FOR q IN SELECT query FROM bench_queries ORDER BY i LOOP
             started := clock_timestamp();
