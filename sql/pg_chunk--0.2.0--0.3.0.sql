@@ -794,6 +794,7 @@ DECLARE
     k1 float8 := 1.2;
     b float8 := 0.75;
     fusion text := coalesce(options ->> 'fusion', 'scores');
+    fuse_scores boolean;
     candidates int;
     unknown text;
     language regconfig;
@@ -816,6 +817,7 @@ BEGIN
         RAISE EXCEPTION 'search option fusion must be "scores" or "rrf", not %', options -> 'fusion'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    fuse_scores := mode = 'hybrid' AND fusion = 'scores';
     IF k IS NULL OR k < 1 OR k > 1000 THEN
         RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -905,8 +907,7 @@ BEGIN
             -- candidate's BM25, the vector leg's too (0 without a lexeme of the query).
             SELECT f.id, f.vector_rank, f.text_rank, f.rrf,
                    CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
-                   CASE WHEN $6 = 'hybrid' AND $16 = 'scores'
-                        THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14), 0) END AS bm25,
+                   CASE WHEN $16 THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14), 0) END AS bm25,
                    c.document_id, c.chunk_index, c.content
             FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
         ), standardised AS (
@@ -918,8 +919,7 @@ BEGIN
         ), scored AS (
             -- A candidate without a similarity counts as the least similar.
             SELECT s.id, s.vector_rank, s.text_rank, s.similarity, s.document_id, s.chunk_index, s.content,
-                   CASE WHEN $6 = 'hybrid' AND $16 = 'scores'
-                        THEN (coalesce(s.z_similarity, min(s.z_similarity) OVER (), 0) + s.z_bm25) / 2
+                   CASE WHEN $16 THEN (coalesce(s.z_similarity, min(s.z_similarity) OVER (), 0) + s.z_bm25) / 2
                         ELSE s.rrf::float8 END AS score
             FROM standardised AS s
         ), passing AS (
@@ -943,7 +943,7 @@ BEGIN
         BEGIN
             RETURN QUERY EXECUTE statement
             USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
-                  df, chunks, k1, b, average_length, text_candidates, fusion;
+                  df, chunks, k1, b, average_length, text_candidates, fuse_scores;
             RETURN;
         EXCEPTION WHEN internal_error THEN
             IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN
