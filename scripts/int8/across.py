@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).parent))
 import compare  # noqa: E402
@@ -44,10 +43,7 @@ def print_threads(path, faq):
     while counts[-1] * 2 <= os.cpu_count():
         counts.append(counts[-1] * 2)
     for threads in counts:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        run = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        run = compare.session(path, threads)
         times = []
         for _ in range(2):
             started = time.perf_counter()

@@ -63,9 +63,10 @@ def optimise(source, output, fuse_skip_norm=False):
     return str(output)
 
 
-def session(path):
+def session(path, threads=1):
+    """The file loaded as the extension loads it (optimisation off), with `threads` intra-op threads."""
     options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
