@@ -269,10 +269,14 @@ END
 $$;
 
 -- The functions 0.3.0 changes, as sql/*.sql defines them.
-CREATE OR REPLACE FUNCTION knowledge_internal.create_vector_index(config text) RETURNS void
+-- A config's indexes: create_vector_index takes the config's row (a rename makes the new ones
+-- before the row changes), and each config gets a full-text index of its own (below).
+DROP TRIGGER chunk_configs_vector_index ON knowledge.chunk_configs;
+DROP FUNCTION knowledge_internal.chunk_configs_vector_index();
+DROP FUNCTION knowledge_internal.create_vector_index(text);
+CREATE FUNCTION knowledge_internal.create_vector_index(c knowledge.chunk_configs) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    c knowledge.chunk_configs := (SELECT c FROM knowledge.chunk_configs AS c WHERE c.name = config);
     dim int := (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = c.model);
     half boolean := knowledge_internal.uses_halfvec(c.halfvec, dim);
     -- pgvector's HNSW limits.
@@ -301,23 +305,65 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_vector_index() RETURNS trigger
+-- Full text: one GIN index on tsv per chunk config, over that config's chunks, so the text leg
+-- reads only its own config's matches (an index over every config's chunks returned the other
+-- configs' as well, for the search to throw away: bench/README.md, "One text index per config").
+-- Named as the config's vector index, with tsv for hnsw.
+CREATE FUNCTION knowledge_internal.text_index_name(config text) RETURNS name
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ('chunks_tsv_' || substr(knowledge_internal.vector_index_name(config), length('chunks_hnsw_') + 1))::name;
+
+CREATE FUNCTION knowledge_internal.create_text_index(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING gin (tsv) WHERE chunk_config = %L',
+        knowledge_internal.text_index_name(config), config);
+END
+$$;
+
+CREATE FUNCTION knowledge_internal.drop_text_index(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('DROP INDEX IF EXISTS knowledge.%I', knowledge_internal.text_index_name(config));
+END
+$$;
+
+-- A config's indexes are created, rebuilt and dropped with it. A rename is handled before the
+-- row changes: it cascades to the config's chunks, whose foreign-key checks stay pending until
+-- the statement ends, and PostgreSQL creates no index on a table with pending trigger events.
+-- The new indexes, empty then, take the chunks as the cascade rewrites them.
+CREATE FUNCTION knowledge_internal.chunk_configs_indexes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    IF TG_WHEN = 'BEFORE' THEN
+        PERFORM knowledge_internal.drop_vector_index(OLD.name), knowledge_internal.drop_text_index(OLD.name),
+                knowledge_internal.create_vector_index(NEW), knowledge_internal.create_text_index(NEW.name);
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.name <> NEW.name THEN
+        RETURN NULL;
+    END IF;
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
         PERFORM knowledge_internal.drop_vector_index(OLD.name);
     END IF;
+    IF TG_OP = 'DELETE' THEN
+        PERFORM knowledge_internal.drop_text_index(OLD.name);
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        PERFORM knowledge_internal.create_text_index(NEW.name);
+    END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        PERFORM knowledge_internal.create_vector_index(NEW.name);
+        PERFORM knowledge_internal.create_vector_index(NEW);
     END IF;
     RETURN NULL;
 END
 $$;
 
+-- A model whose dimension changes (or that is added or removed) rebuilds its configs' indexes.
 CREATE OR REPLACE FUNCTION knowledge_internal.models_vector_index() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.create_vector_index(c.name)
+    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.create_vector_index(c)
     FROM knowledge.chunk_configs AS c
     WHERE c.model IN (CASE WHEN TG_OP <> 'INSERT' THEN OLD.name END, CASE WHEN TG_OP <> 'DELETE' THEN NEW.name END);
     RETURN NULL;
@@ -1070,6 +1116,17 @@ DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge_internal.a
 
 CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
 FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.clear_text_stats();
+
+-- Each config's indexes (sql/store.sql): one full-text index per config instead of one over
+-- every config's chunks.
+DROP INDEX knowledge.chunks_tsv;
+SELECT knowledge_internal.create_text_index(name) FROM knowledge.chunk_configs;
+
+CREATE TRIGGER chunk_configs_indexes AFTER INSERT OR DELETE OR UPDATE OF model, halfvec ON knowledge.chunk_configs
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_indexes();
+
+CREATE TRIGGER chunk_configs_rename BEFORE UPDATE OF name ON knowledge.chunk_configs
+FOR EACH ROW WHEN (OLD.name <> NEW.name) EXECUTE FUNCTION knowledge_internal.chunk_configs_indexes();
 
 REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 -- Processing the queue and retrying failures are the owner's alone (sql/queue.sql).

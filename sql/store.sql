@@ -99,7 +99,6 @@ CREATE TABLE knowledge.chunks (
     UNIQUE (document_id, chunk_config, chunk_index)
 );
 
-CREATE INDEX chunks_tsv ON knowledge.chunks USING gin (tsv);
 CREATE INDEX chunks_run_id ON knowledge.chunks (run_id);
 
 -- The vectors the store embedded, each by what made it (docs/store.md, "Reuse: an edit embeds what it changed"): knowledge_internal.write_chunks
@@ -190,10 +189,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN knowledge_internal.uses_halfvec(halfvec, dimension) THEN format('(embedding::halfvec(%s))', dimension)
             ELSE format('(embedding::vector(%s))', dimension) END;
 
-CREATE FUNCTION knowledge_internal.create_vector_index(config text) RETURNS void
+CREATE FUNCTION knowledge_internal.create_vector_index(c knowledge.chunk_configs) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    c knowledge.chunk_configs := (SELECT c FROM knowledge.chunk_configs AS c WHERE c.name = config);
     dim int := (SELECT m.dimension FROM knowledge.models AS m WHERE m.name = c.model);
     half boolean := knowledge_internal.uses_halfvec(c.halfvec, dim);
     -- pgvector's HNSW limits.
@@ -222,14 +220,55 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION knowledge_internal.chunk_configs_vector_index() RETURNS trigger
+-- Full text: one GIN index on tsv per chunk config, over that config's chunks, so the text leg
+-- reads only its own config's matches (an index over every config's chunks returned the other
+-- configs' as well, for the search to throw away: bench/README.md, "One text index per config").
+-- Named as the config's vector index, with tsv for hnsw.
+CREATE FUNCTION knowledge_internal.text_index_name(config text) RETURNS name
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ('chunks_tsv_' || substr(knowledge_internal.vector_index_name(config), length('chunks_hnsw_') + 1))::name;
+
+CREATE FUNCTION knowledge_internal.create_text_index(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON knowledge.chunks USING gin (tsv) WHERE chunk_config = %L',
+        knowledge_internal.text_index_name(config), config);
+END
+$$;
+
+CREATE FUNCTION knowledge_internal.drop_text_index(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('DROP INDEX IF EXISTS knowledge.%I', knowledge_internal.text_index_name(config));
+END
+$$;
+
+-- A config's indexes are created, rebuilt and dropped with it. A rename is handled before the
+-- row changes: it cascades to the config's chunks, whose foreign-key checks stay pending until
+-- the statement ends, and PostgreSQL creates no index on a table with pending trigger events.
+-- The new indexes, empty then, take the chunks as the cascade rewrites them.
+CREATE FUNCTION knowledge_internal.chunk_configs_indexes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    IF TG_WHEN = 'BEFORE' THEN
+        PERFORM knowledge_internal.drop_vector_index(OLD.name), knowledge_internal.drop_text_index(OLD.name),
+                knowledge_internal.create_vector_index(NEW), knowledge_internal.create_text_index(NEW.name);
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.name <> NEW.name THEN
+        RETURN NULL;
+    END IF;
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
         PERFORM knowledge_internal.drop_vector_index(OLD.name);
     END IF;
+    IF TG_OP = 'DELETE' THEN
+        PERFORM knowledge_internal.drop_text_index(OLD.name);
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        PERFORM knowledge_internal.create_text_index(NEW.name);
+    END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        PERFORM knowledge_internal.create_vector_index(NEW.name);
+        PERFORM knowledge_internal.create_vector_index(NEW);
     END IF;
     RETURN NULL;
 END
@@ -239,17 +278,20 @@ $$;
 CREATE FUNCTION knowledge_internal.models_vector_index() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.create_vector_index(c.name)
+    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.create_vector_index(c)
     FROM knowledge.chunk_configs AS c
     WHERE c.model IN (CASE WHEN TG_OP <> 'INSERT' THEN OLD.name END, CASE WHEN TG_OP <> 'DELETE' THEN NEW.name END);
     RETURN NULL;
 END
 $$;
 
-SELECT knowledge_internal.create_vector_index(name) FROM knowledge.chunk_configs;
+SELECT knowledge_internal.create_vector_index(c), knowledge_internal.create_text_index(c.name) FROM knowledge.chunk_configs AS c;
 
-CREATE TRIGGER chunk_configs_vector_index AFTER INSERT OR DELETE OR UPDATE OF name, model, halfvec ON knowledge.chunk_configs
-FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_vector_index();
+CREATE TRIGGER chunk_configs_indexes AFTER INSERT OR DELETE OR UPDATE OF model, halfvec ON knowledge.chunk_configs
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_indexes();
+
+CREATE TRIGGER chunk_configs_rename BEFORE UPDATE OF name ON knowledge.chunk_configs
+FOR EACH ROW WHEN (OLD.name <> NEW.name) EXECUTE FUNCTION knowledge_internal.chunk_configs_indexes();
 
 CREATE TRIGGER models_vector_index AFTER INSERT OR DELETE OR UPDATE OF name, dimension ON knowledge.models
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.models_vector_index();

@@ -27,7 +27,7 @@ INSERT INTO knowledge.documents (content) SELECT body FROM bench_pages ORDER BY 
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
 SELECT count(*) AS chunks FROM knowledge.chunks \gset
 \if :no_hnsw
-SELECT knowledge_internal.create_vector_index('default') AS created \gset
+SELECT knowledge_internal.create_vector_index(c) AS created FROM knowledge.chunk_configs AS c WHERE c.name = 'default' \gset
 \endif
 \else
 SELECT count(*) AS chunks

@@ -67,7 +67,7 @@ INSERT INTO knowledge.documents (content, chunk_config)
 SELECT 'Copy ' || copy || ' of ' || page || '. ' || body, 'bench100k'
 FROM bench_pages, generate_series(1, $COPIES) AS copy;
 SET maintenance_work_mem = '1GB';
-SELECT knowledge_internal.create_vector_index('bench100k');
+SELECT knowledge_internal.create_vector_index(c) FROM knowledge.chunk_configs AS c WHERE c.name = 'bench100k';
 VACUUM ANALYZE knowledge.documents, knowledge.chunks;
 -- 100 queries: the first 80 characters of every 40th sentence of the pages, cut at a word.
 CREATE TABLE bench_queries AS

@@ -205,4 +205,61 @@ mod tests {
             "00000"
         );
     }
+
+    fn text_index_definition(config: &str) -> Option<String> {
+        Spi::get_one::<String>(&format!("SELECT (SELECT indexdef FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname = knowledge_internal.text_index_name('{config}'))")).unwrap()
+    }
+
+    /// How often this transaction has read the config's full-text index.
+    fn text_index_scans(config: &str) -> i64 {
+        one::<i64>(&format!("SELECT pg_stat_get_xact_numscans(format('knowledge.%I', knowledge_internal.text_index_name('{config}'))::regclass)"))
+    }
+
+    #[pg_test]
+    fn each_config_has_its_own_text_index_the_text_leg_reads_only_its_own_and_renames_keep_them() {
+        let default = text_index_definition("default").expect("the default config has a text index");
+        assert!(default.contains("gin (tsv)") && default.contains("chunk_config = 'default'"), "{default}");
+        lexical_store();
+        Spi::run(
+            "INSERT INTO knowledge.chunk_configs (name, cfg, model)
+             VALUES ('other', '{\"strategy\": \"fixed\", \"max_size\": 60, \"overlap\": 0}', 'lexical')",
+        )
+        .unwrap();
+        assert!(text_index_definition("words").unwrap().contains("chunk_config = 'words'"));
+        for i in 0..40 {
+            Spi::run(&format!("INSERT INTO knowledge.documents (content) VALUES ('Hive {i}: honeybees hum in the heather and the rain falls on the plain.')")).unwrap()
+        }
+        // The table is small enough to be read whole otherwise.
+        Spi::run("SET LOCAL enable_seqscan = off").unwrap();
+        let search = |config: &str| {
+            one::<i64>(&format!(
+                "SELECT count(*) FROM knowledge.search('honeybees', 5, '{{\"mode\": \"text\", \"config\": \"{config}\"}}')"
+            ))
+        };
+        let other = text_index_scans("other");
+        assert_eq!(search("words"), 5);
+        assert_eq!(text_index_scans("words"), 1, "the text leg reads its config's index");
+        assert_eq!(text_index_scans("other"), other, "and no other config's");
+        // Renaming a config moves its index; removing it drops it.
+        Spi::run("UPDATE knowledge.chunk_configs SET name = 'words2' WHERE name = 'words'").unwrap();
+        assert_eq!(text_index_definition("words"), None);
+        assert!(text_index_definition("words2").unwrap().contains("chunk_config = 'words2'"));
+        assert_eq!(search("words2"), 5);
+        assert_eq!(text_index_scans("words2"), 1);
+        Spi::run("DELETE FROM knowledge.chunk_configs WHERE name = 'other'").unwrap();
+        assert_eq!(text_index_definition("other"), None);
+        // A config with chunks and a vector index renames too: the cascade to its chunks leaves
+        // their foreign-key checks pending, under which PostgreSQL creates no index.
+        Spi::run(
+            "INSERT INTO knowledge.chunk_configs (name, cfg, model)
+             VALUES ('static', '{\"strategy\": \"fixed\", \"max_size\": 60, \"overlap\": 0}', 'potion-base-8m');
+             UPDATE knowledge.chunk_configs SET name = 'static2' WHERE name = 'static'",
+        )
+        .unwrap();
+        assert!(text_index_definition("static2").unwrap().contains("chunk_config = 'static2'"));
+        assert!(one::<bool>(
+            "SELECT EXISTS (SELECT FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname = knowledge_internal.vector_index_name('static2'))"
+        ));
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.search('honeybees', 5, '{\"config\": \"static2\"}')"), 5);
+    }
 }

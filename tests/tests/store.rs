@@ -383,13 +383,13 @@ fn pg_dump_and_restore_keep_every_document_and_chunk() {
 
     let mut restored = connect_database("restored");
     assert_eq!(store_contents(&mut restored), original);
-    // Each config's vector index is back (the extension script makes default's; the other is
-    // made as its chunk_configs row is restored).
+    // Each config's vector and text indexes are back (the extension script makes default's; the
+    // other's are made as its chunk_configs row is restored).
     let indexes: i64 = restored
-        .query_one("SELECT count(*) FROM pg_indexes WHERE schemaname = 'knowledge' AND indexname IN (knowledge_internal.vector_index_name('default'), knowledge_internal.vector_index_name('small'))", &[])
+        .query_one("SELECT count(*) FROM pg_indexes, unnest(ARRAY['default', 'small']) AS c WHERE schemaname = 'knowledge' AND indexname IN (knowledge_internal.vector_index_name(c), knowledge_internal.text_index_name(c))", &[])
         .unwrap()
         .get(0);
-    assert_eq!(indexes, 2, "vector indexes after restore");
+    assert_eq!(indexes, 4, "vector and text indexes after restore");
     // The restored store keeps working: a new document gets chunks, ids continue.
     restored
         .batch_execute(
