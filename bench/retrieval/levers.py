@@ -323,19 +323,19 @@ def text_hits(config, queries, options=None, depth=CANDIDATES, label=""):
     return hits
 
 
+def ids_and_vectors(out):
+    """psql's "id|[x,y,...]" lines as {"ids": array, "vectors": float32 array}."""
+    ids, vectors = [], []
+    for line in out.splitlines():
+        cid, vector = line.split("|")
+        ids.append(int(cid))
+        vectors.append(np.array(vector.strip("[]").split(","), dtype=np.float32))
+    return {"ids": np.array(ids), "vectors": np.array(vectors)}
+
+
 def stored_embeddings(config):
-    path = CACHE / f"stored-{config}.npz"
-
-    def compute():
-        out = psql(f"SELECT id, embedding::text FROM knowledge.chunks WHERE chunk_config = '{config}' ORDER BY id")
-        ids, vectors = [], []
-        for line in out.splitlines():
-            cid, vector = line.split("|")
-            ids.append(int(cid))
-            vectors.append(np.array(vector.strip("[]").split(","), dtype=np.float32))
-        return {"ids": np.array(ids), "vectors": np.array(vectors)}
-
-    return cached(path, compute)
+    return cached(CACHE / f"stored-{config}.npz", lambda: ids_and_vectors(psql(
+        f"SELECT id, embedding::text FROM knowledge.chunks WHERE chunk_config = '{config}' ORDER BY id")))
 
 
 def set_vectors(config, chunks):

@@ -27,8 +27,8 @@ Knobs as levers.py's (DATA, OUT, DB, CONFIGS, SETS).
 import numpy as np
 
 from convex import bm25_scores, normalised
-from levers import (CACHE, CANDIDATES, CONFIGS, K, against_first, cached, nearest, offline, psql, report, set_vectors,
-                    table, text_hits)
+from levers import (CACHE, CANDIDATES, CONFIGS, K, against_first, cached, ids_and_vectors, nearest, offline, psql,
+                    report, set_vectors, table, text_hits)
 from score import score
 
 VARIANTS = ["product", "max-sim for cos", "thirds", "quarters", "thirds, sentence leg"]
@@ -52,12 +52,7 @@ def pieces(config):
             "FROM p GROUP BY 1) "
             "SELECT b.ids[e.ordinality], e.embedding::text FROM b, "
             "knowledge.embed_batch(b.texts, 'all-minilm-l6-v2', 'passage') AS e ORDER BY b.batch, e.ordinality")
-        ids, vectors = [], []
-        for line in out.splitlines():
-            cid, vector = line.split("|")
-            ids.append(int(cid))
-            vectors.append(np.array(vector.strip("[]").split(","), dtype=np.float32))
-        return {"ids": np.array(ids), "vectors": np.array(vectors)}
+        return ids_and_vectors(out)
 
     return cached(CACHE / f"pieces-{config}.npz", compute)
 
