@@ -243,34 +243,27 @@ BEGIN
 END
 $$;
 
--- A config's indexes are created, rebuilt and dropped with it. A rename is handled before the
+-- A config's indexes are created, rebuilt and dropped with it: both when it is added, removed or
+-- renamed, its vector index when its model or halfvec changes. A rename is handled before the
 -- row changes: it cascades to the config's chunks, whose foreign-key checks stay pending until
 -- the statement ends, and PostgreSQL creates no index on a table with pending trigger events.
 -- The new indexes, empty then, take the chunks as the cascade rewrites them.
 CREATE FUNCTION knowledge_internal.chunk_configs_indexes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
-    IF TG_WHEN = 'BEFORE' THEN
-        PERFORM knowledge_internal.drop_vector_index(OLD.name), knowledge_internal.drop_text_index(OLD.name),
-                knowledge_internal.create_vector_index(NEW), knowledge_internal.create_text_index(NEW.name);
-        RETURN NEW;
-    END IF;
-    IF TG_OP = 'UPDATE' AND OLD.name <> NEW.name THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    IF TG_OP <> 'INSERT' THEN
         PERFORM knowledge_internal.drop_vector_index(OLD.name);
+        IF TG_OP = 'DELETE' OR OLD.name <> NEW.name THEN
+            PERFORM knowledge_internal.drop_text_index(OLD.name);
+        END IF;
     END IF;
-    IF TG_OP = 'DELETE' THEN
-        PERFORM knowledge_internal.drop_text_index(OLD.name);
-    END IF;
-    IF TG_OP = 'INSERT' THEN
-        PERFORM knowledge_internal.create_text_index(NEW.name);
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    IF TG_OP <> 'DELETE' THEN
         PERFORM knowledge_internal.create_vector_index(NEW);
+        IF TG_OP = 'INSERT' OR OLD.name <> NEW.name THEN
+            PERFORM knowledge_internal.create_text_index(NEW.name);
+        END IF;
     END IF;
-    RETURN NULL;
+    RETURN NEW;
 END
 $$;
 
@@ -287,8 +280,14 @@ $$;
 
 SELECT knowledge_internal.create_vector_index(c), knowledge_internal.create_text_index(c.name) FROM knowledge.chunk_configs AS c;
 
-CREATE TRIGGER chunk_configs_indexes AFTER INSERT OR DELETE OR UPDATE OF model, halfvec ON knowledge.chunk_configs
+-- Named to fire after chunk_configs_sync: a new config's or model's index is built once over
+-- the chunks that trigger wrote.
+CREATE TRIGGER chunk_configs_sync_indexes AFTER INSERT OR DELETE ON knowledge.chunk_configs
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_indexes();
+
+CREATE TRIGGER chunk_configs_sync_vector_index AFTER UPDATE OF model, halfvec ON knowledge.chunk_configs
+FOR EACH ROW WHEN (OLD.name = NEW.name AND (OLD.model, OLD.halfvec) IS DISTINCT FROM (NEW.model, NEW.halfvec))
+EXECUTE FUNCTION knowledge_internal.chunk_configs_indexes();
 
 CREATE TRIGGER chunk_configs_rename BEFORE UPDATE OF name ON knowledge.chunk_configs
 FOR EACH ROW WHEN (OLD.name <> NEW.name) EXECUTE FUNCTION knowledge_internal.chunk_configs_indexes();
