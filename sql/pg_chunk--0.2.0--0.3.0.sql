@@ -834,6 +834,7 @@ DECLARE
     b float8 := 0.75;
     fusion text := coalesce(options ->> 'fusion', 'scores');
     fuse_scores boolean;
+    neighbours float8;
     candidates int;
     unknown text;
     language regconfig;
@@ -843,10 +844,11 @@ BEGIN
         RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
-    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b', 'fusion') LIMIT 1;
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b', 'fusion',
+                      'neighbours') LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1, b and fusion.';
+            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1, b, fusion and neighbours.';
     END IF;
     IF mode NOT IN ('hybrid', 'vector', 'text') THEN
         RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
@@ -857,6 +859,11 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     fuse_scores := mode = 'hybrid' AND fusion = 'scores';
+    neighbours := knowledge_internal.number_option(options, 'neighbours', 0, 1, CASE WHEN fuse_scores THEN 0.3 ELSE 0 END);
+    IF neighbours > 0 AND NOT fuse_scores THEN
+        RAISE EXCEPTION 'search option neighbours needs mode "hybrid" with fusion "scores"'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF k IS NULL OR k < 1 OR k > 1000 THEN
         RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -961,13 +968,22 @@ BEGIN
                    CASE WHEN $16 THEN (coalesce(s.z_similarity, min(s.z_similarity) OVER (), 0) + s.z_bm25) / 2
                         ELSE s.rrf::float8 END AS score
             FROM standardised AS s
+        ), neighboured AS (
+            -- Plus a share ($17) of the better neighbour's score where it is above 0 (greatest
+            -- skips the NULL of a neighbour that is not a candidate).
+            SELECT s.id, s.vector_rank, s.text_rank, s.similarity, s.document_id, s.chunk_index, s.content,
+                   s.score + $17 * greatest(0,
+                       CASE WHEN lag(s.chunk_index) OVER w = s.chunk_index - 1 THEN lag(s.score) OVER w END,
+                       CASE WHEN lead(s.chunk_index) OVER w = s.chunk_index + 1 THEN lead(s.score) OVER w END) AS score
+            FROM scored AS s
+            WINDOW w AS (PARTITION BY s.document_id ORDER BY s.chunk_index)
         ), passing AS (
-            SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
+            SELECT s.*, false AS below FROM neighboured AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
         )
         SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
         FROM (SELECT * FROM passing
               UNION ALL
-              SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
+              SELECT s.*, true FROM neighboured AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT $9
         $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
         -- The chunks' documents are joined only to filter: by metadata, or by their row-level
@@ -982,7 +998,7 @@ BEGIN
         BEGIN
             RETURN QUERY EXECUTE statement
             USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
-                  df, chunks, k1, b, average_length, text_candidates, fuse_scores;
+                  df, chunks, k1, b, average_length, text_candidates, fuse_scores, neighbours;
             RETURN;
         EXCEPTION WHEN internal_error THEN
             IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN

@@ -6,12 +6,16 @@
 -- least cosine similarity to the query a result needs; if none has it, the best k come back
 -- anyway with below_min_score), document_ids (array of ids), metadata (documents whose
 -- metadata @> it), language (regconfig for the query; default: each language in use), k1 and b
--- (BM25's constants, default 1.2 and 0.75), fusion ("scores" | "rrf").
+-- (BM25's constants, default 1.2 and 0.75), fusion ("scores" | "rrf"), neighbours (0 to 1,
+-- default 0.3: see below).
 -- Candidates: 4·k from the model's HNSW index by cosine distance, 4·k by BM25 with OR
 -- semantics over the query's lexemes (crates/pg_chunk_core/src/bm25.rs). Hybrid mode fuses
 -- them by score: each candidate's cosine similarity and BM25 score as z-scores over the
--- candidates, score = their mean (bench/README.md, "score-based fusion"); with fusion "rrf",
--- and in the other modes, by reciprocal rank, score = Σ 1 / (60 + rank).
+-- candidates, score = their mean (bench/README.md, "score-based fusion"), plus `neighbours` times
+-- the better of its neighbours' scores (the chunks just before and after it in its document,
+-- when they are candidates too) where that is above the candidates' mean, 0: an answer longer
+-- than a chunk spans neighbours (bench/README.md, "The levers"). With fusion "rrf", and in the
+-- other modes, by reciprocal rank, score = Σ 1 / (60 + rank).
 -- options ->> key as a number from low to high (fallback when the key is absent); anything else
 -- is 22023 naming the key.
 CREATE FUNCTION knowledge_internal.number_option(options jsonb, key text, low float8, high float8, fallback float8) RETURNS float8
@@ -57,6 +61,7 @@ DECLARE
     b float8 := 0.75;
     fusion text := coalesce(options ->> 'fusion', 'scores');
     fuse_scores boolean;
+    neighbours float8;
     candidates int;
     unknown text;
     language regconfig;
@@ -66,10 +71,11 @@ BEGIN
         RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
-    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b', 'fusion') LIMIT 1;
+    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b', 'fusion',
+                      'neighbours') LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1, b and fusion.';
+            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1, b, fusion and neighbours.';
     END IF;
     IF mode NOT IN ('hybrid', 'vector', 'text') THEN
         RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
@@ -80,6 +86,11 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     fuse_scores := mode = 'hybrid' AND fusion = 'scores';
+    neighbours := knowledge_internal.number_option(options, 'neighbours', 0, 1, CASE WHEN fuse_scores THEN 0.3 ELSE 0 END);
+    IF neighbours > 0 AND NOT fuse_scores THEN
+        RAISE EXCEPTION 'search option neighbours needs mode "hybrid" with fusion "scores"'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF k IS NULL OR k < 1 OR k > 1000 THEN
         RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -184,13 +195,22 @@ BEGIN
                    CASE WHEN $16 THEN (coalesce(s.z_similarity, min(s.z_similarity) OVER (), 0) + s.z_bm25) / 2
                         ELSE s.rrf::float8 END AS score
             FROM standardised AS s
+        ), neighboured AS (
+            -- Plus a share ($17) of the better neighbour's score where it is above 0 (greatest
+            -- skips the NULL of a neighbour that is not a candidate).
+            SELECT s.id, s.vector_rank, s.text_rank, s.similarity, s.document_id, s.chunk_index, s.content,
+                   s.score + $17 * greatest(0,
+                       CASE WHEN lag(s.chunk_index) OVER w = s.chunk_index - 1 THEN lag(s.score) OVER w END,
+                       CASE WHEN lead(s.chunk_index) OVER w = s.chunk_index + 1 THEN lead(s.score) OVER w END) AS score
+            FROM scored AS s
+            WINDOW w AS (PARTITION BY s.document_id ORDER BY s.chunk_index)
         ), passing AS (
-            SELECT s.*, false AS below FROM scored AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
+            SELECT s.*, false AS below FROM neighboured AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
         )
         SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
         FROM (SELECT * FROM passing
               UNION ALL
-              SELECT s.*, true FROM scored AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
+              SELECT s.*, true FROM neighboured AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT $9
         $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
         -- The chunks' documents are joined only to filter: by metadata, or by their row-level
@@ -205,7 +225,7 @@ BEGIN
         BEGIN
             RETURN QUERY EXECUTE statement
             USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
-                  df, chunks, k1, b, average_length, text_candidates, fuse_scores;
+                  df, chunks, k1, b, average_length, text_candidates, fuse_scores, neighbours;
             RETURN;
         EXCEPTION WHEN internal_error THEN
             IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN

@@ -144,8 +144,9 @@ fn search_ranks_fuse_filter_and_fall_back_below_min_score() {
     assert_eq!(sqlstate_of(&mut client, "SELECT * FROM knowledge.search(NULL)"), "00000");
 }
 
-/// Hybrid search's default fusion: each candidate's score is the mean of its similarity's and its
-/// BM25 score's z-scores over the candidates. At k = 1000 every chunk of the corpus is a
+/// Hybrid search's default fusion, without the neighbours' share (the next test): each
+/// candidate's score is the mean of its similarity's and its BM25 score's z-scores over the
+/// candidates. At k = 1000 every chunk of the corpus is a
 /// candidate of both legs, so the BM25 z-scores can be read back from the rows: they must be
 /// standardised, equal (the least) for the chunks with none of the question's lexemes, and
 /// fall as the text rank grows.
@@ -156,7 +157,10 @@ fn hybrid_search_fuses_z_scores_of_similarity_and_bm25() {
     for question in corpus["questions"].as_array().unwrap().iter().take(5) {
         let question = question["question"].as_str().unwrap();
         let rows: Vec<(f64, f64, Option<i32>)> = client
-            .query("SELECT score, similarity, text_rank FROM knowledge.search($1, 1000)", &[&question])
+            .query(
+                "SELECT score, similarity, text_rank FROM knowledge.search($1, 1000, '{\"neighbours\": 0}')",
+                &[&question],
+            )
             .unwrap()
             .iter()
             .map(|r| (r.get(0), r.get(1), r.get(2)))
@@ -192,6 +196,65 @@ fn hybrid_search_fuses_z_scores_of_similarity_and_bm25() {
         assert!(by_text_rank.windows(2).all(|w| w[0].1 >= w[1].1 - 1e-9), "{question}: BM25 falls with the text rank");
         assert!(by_text_rank[0].1 > least, "{question}: the best text hit scores above the chunks without lexemes");
     }
+}
+
+/// The neighbours' share: in hybrid mode a candidate's fused score gains `neighbours` (default
+/// 0.3) times the better of its neighbours' fused scores (the chunks just before and after it in
+/// its document) where that is above 0. Documents of six topics each are cut into several
+/// chunks; at k = 1000 every chunk is a candidate, so each score can be checked against the
+/// scores without the share.
+#[test]
+fn hybrid_search_adds_a_share_of_the_better_neighbours_score() {
+    let mut client = fresh_database("search_neighbours");
+    let corpus = corpus();
+    let texts: Vec<&str> =
+        corpus["documents"].as_array().unwrap().iter().map(|d| d["content"].as_str().unwrap()).collect();
+    for (n, topics) in texts.chunks(6).enumerate() {
+        client
+            .execute(
+                "INSERT INTO knowledge.documents (title, content) VALUES ($1, $2)",
+                &[&format!("six topics {n}"), &topics.join("\n\n")],
+            )
+            .unwrap();
+    }
+    let chunks: i64 = client.query_one("SELECT count(*) FROM knowledge.chunks", &[]).unwrap().get(0);
+    let documents: i64 = client.query_one("SELECT count(*) FROM knowledge.documents", &[]).unwrap().get(0);
+    assert!(chunks >= 2 * documents, "{chunks} chunks of {documents} documents: too few neighbours");
+    let scores = |client: &mut Client, question: &str, options: &str| -> Vec<(i64, i64, i32, f64)> {
+        client
+            .query(
+                "SELECT chunk_id, document_id, chunk_index, score FROM knowledge.search($1, 1000, $2::text::jsonb)",
+                &[&question, &options],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
+    };
+    let mut raised = 0;
+    for question in corpus["questions"].as_array().unwrap().iter().take(5) {
+        let question = question["question"].as_str().unwrap();
+        let alone = scores(&mut client, question, r#"{"neighbours": 0}"#);
+        assert_eq!(alone.len() as i64, chunks, "every chunk is a candidate");
+        let base: std::collections::HashMap<(i64, i32), f64> = alone.iter().map(|r| ((r.1, r.2), r.3)).collect();
+        for (options, share) in [("{}", 0.3), (r#"{"neighbours": 0.8}"#, 0.8)] {
+            let rows = scores(&mut client, question, options);
+            assert_eq!(rows.len(), alone.len());
+            assert!(rows.windows(2).all(|w| w[0].3 >= w[1].3), "{question}: ordered by score");
+            for &(id, document, index, score) in &rows {
+                let best = [index - 1, index + 1]
+                    .iter()
+                    .filter_map(|i| base.get(&(document, *i)).copied())
+                    .fold(0.0, f64::max);
+                let expected = base[&(document, index)] + share * best;
+                assert!((score - expected).abs() < 1e-9, "{question}: chunk {id}: {score} against {expected}");
+                if best > 0.0 {
+                    raised += 1;
+                }
+            }
+        }
+    }
+    assert!(raised > 0, "no chunk had a neighbour above the mean");
 }
 
 #[test]
