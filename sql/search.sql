@@ -88,7 +88,7 @@ BEGIN
     fuse_scores := mode = 'hybrid' AND fusion = 'scores';
     neighbours := knowledge_internal.number_option(options, 'neighbours', 0, 1, CASE WHEN fuse_scores THEN 0.3 ELSE 0 END);
     IF neighbours > 0 AND NOT fuse_scores THEN
-        RAISE EXCEPTION 'search option neighbours needs mode "hybrid" with fusion "scores"'
+        RAISE EXCEPTION 'search option neighbours (%) needs mode "hybrid" with fusion "scores"', neighbours
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF k IS NULL OR k < 1 OR k > 1000 THEN
