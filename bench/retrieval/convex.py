@@ -37,19 +37,23 @@ K1, B = 1.2, 0.75  # knowledge.search's defaults
 
 def bm25_scores(config, queries):
     """(set, query) → {chunk id: BM25 score > 0} over every chunk of the config in the query's set."""
-    path = CACHE / f"bm25-{config}.csv"
+    return cached_scores(CACHE / f"bm25-{config}.csv", (
+        "SET client_min_messages = warning;\n"
+        "CREATE TEMP TABLE convex_queries (set text, query text, text text);\n"
+        "COPY convex_queries FROM STDIN WITH (FORMAT csv);\n"
+        + csv_lines(queries)
+        + "COPY (SELECT q.set, q.query, c.id, s.score FROM convex_queries AS q "
+        f"CROSS JOIN LATERAL knowledge_internal.text_query('{config}', q.text, NULL) AS t "
+        "JOIN knowledge.documents AS d ON d.metadata @> jsonb_build_object('set', q.set) "
+        f"JOIN knowledge.chunks AS c ON c.document_id = d.id AND c.chunk_config = '{config}' "
+        "CROSS JOIN LATERAL (SELECT knowledge_internal.bm25(c.tsv, t.lexemes, t.df, t.chunks, "
+        f"{K1}, {B}, t.average_length) AS score) AS s WHERE s.score > 0) TO STDOUT WITH (FORMAT csv);\n"))
+
+
+def cached_scores(path, script):
+    """(set, query) → {chunk id: score} from the CSV at path (rows set, query, chunk id, score),
+    which the psql script writes first when it is missing."""
     if not path.exists():
-        script = (
-            "SET client_min_messages = warning;\n"
-            "CREATE TEMP TABLE convex_queries (set text, query text, text text);\n"
-            "COPY convex_queries FROM STDIN WITH (FORMAT csv);\n"
-            + csv_lines(queries)
-            + "COPY (SELECT q.set, q.query, c.id, s.score FROM convex_queries AS q "
-            f"CROSS JOIN LATERAL knowledge_internal.text_query('{config}', q.text, NULL) AS t "
-            "JOIN knowledge.documents AS d ON d.metadata @> jsonb_build_object('set', q.set) "
-            f"JOIN knowledge.chunks AS c ON c.document_id = d.id AND c.chunk_config = '{config}' "
-            "CROSS JOIN LATERAL (SELECT knowledge_internal.bm25(c.tsv, t.lexemes, t.df, t.chunks, "
-            f"{K1}, {B}, t.average_length) AS score) AS s WHERE s.score > 0) TO STDOUT WITH (FORMAT csv);\n")
         path.write_text(psql(script), encoding="utf-8")
     scores = defaultdict(dict)
     with open(path, newline="", encoding="utf-8") as f:

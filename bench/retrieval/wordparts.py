@@ -20,14 +20,13 @@ lists).
 Knobs as levers.py's (DATA, OUT, DB, CONFIGS, SETS).
 """
 
-import csv
 import re
 from collections import defaultdict
 
 import numpy as np
 
-from convex import convex
-from levers import (CACHE, CANDIDATES, CONFIGS, K, against_first, csv_lines, nearest, offline, psql, report,
+from convex import cached_scores, convex
+from levers import (CACHE, CANDIDATES, CONFIGS, K, against_first, csv_lines, nearest, offline, report,
                     set_vectors, table, text_hits)
 from score import score
 
@@ -47,43 +46,35 @@ def with_parts(text):
 
 def bm25_scores(config, chunks, queries, variant):
     """(set, query) → {chunk id: BM25 score > 0}, the chunks' and queries' text as `variant` writes it."""
-    path = CACHE / f"wordparts-{variant}-{config}.csv"
     write = with_parts if variant == "parts" else (lambda text: text)
-    if not path.exists():
-        script = (
-            "SET client_min_messages = warning;\n"
-            "CREATE TEMP TABLE w_chunks (id bigint, set text, content text);\n"
-            "COPY w_chunks FROM STDIN WITH (FORMAT csv);\n"
-            + csv_lines((c[0], c[1], write(c[5])) for c in chunks[config])
-            + "CREATE TEMP TABLE w_queries (set text, query text, text text);\n"
-            "COPY w_queries FROM STDIN WITH (FORMAT csv);\n"
-            + csv_lines((s, q, write(t)) for s, q, t in queries)
-            + "CREATE TEMP TABLE w_tsv AS\n"
-            "    SELECT id, set, knowledge.text_vector('english', content) AS tsv FROM w_chunks;\n"
-            "CREATE TEMP TABLE w_df AS\n"
-            "    SELECT t.lexeme, count(*)::float8 AS df, sum(coalesce(array_length(t.positions, 1), 1)) AS n\n"
-            "    FROM w_tsv AS c, unnest(c.tsv) AS t GROUP BY t.lexeme;\n"
-            "CREATE TEMP TABLE w_totals AS\n"
-            "    SELECT count(*)::float8 AS chunks, (SELECT sum(n) FROM w_df)::float8 / count(*) AS average_length\n"
-            "    FROM w_tsv;\n"
-            "CREATE TEMP TABLE w_lexemes AS\n"
-            "    SELECT q.set, q.query, array_agg(d.lexeme ORDER BY d.df, d.lexeme) AS lexemes,\n"
-            "           array_agg(d.df ORDER BY d.df, d.lexeme) AS df\n"
-            "    FROM w_queries AS q,\n"
-            "         LATERAL (SELECT DISTINCT t.lexeme\n"
-            "                  FROM unnest(knowledge.text_vector('english', q.text)) AS t) AS l\n"
-            "    JOIN w_df AS d ON d.lexeme = l.lexeme GROUP BY q.set, q.query;\n"
-            "COPY (SELECT q.set, q.query, c.id, s.score\n"
-            "      FROM w_lexemes AS q JOIN w_tsv AS c ON c.set = q.set, w_totals AS t,\n"
-            f"      LATERAL (SELECT knowledge_internal.bm25(c.tsv, q.lexemes, q.df, t.chunks, {K1}, {B},\n"
-            "                                              t.average_length) AS score) AS s\n"
-            "      WHERE s.score > 0) TO STDOUT WITH (FORMAT csv);\n")
-        path.write_text(psql(script), encoding="utf-8")
-    scores = defaultdict(dict)
-    with open(path, newline="", encoding="utf-8") as f:
-        for set_, query, cid, value in csv.reader(f):
-            scores[set_, query][int(cid)] = float(value)
-    return scores
+    return cached_scores(CACHE / f"wordparts-{variant}-{config}.csv", (
+        "SET client_min_messages = warning;\n"
+        "CREATE TEMP TABLE w_chunks (id bigint, set text, content text);\n"
+        "COPY w_chunks FROM STDIN WITH (FORMAT csv);\n"
+        + csv_lines((c[0], c[1], write(c[5])) for c in chunks[config])
+        + "CREATE TEMP TABLE w_queries (set text, query text, text text);\n"
+        "COPY w_queries FROM STDIN WITH (FORMAT csv);\n"
+        + csv_lines((s, q, write(t)) for s, q, t in queries)
+        + "CREATE TEMP TABLE w_tsv AS\n"
+        "    SELECT id, set, knowledge.text_vector('english', content) AS tsv FROM w_chunks;\n"
+        "CREATE TEMP TABLE w_df AS\n"
+        "    SELECT t.lexeme, count(*)::float8 AS df, sum(coalesce(array_length(t.positions, 1), 1)) AS n\n"
+        "    FROM w_tsv AS c, unnest(c.tsv) AS t GROUP BY t.lexeme;\n"
+        "CREATE TEMP TABLE w_totals AS\n"
+        "    SELECT count(*)::float8 AS chunks, (SELECT sum(n) FROM w_df)::float8 / count(*) AS average_length\n"
+        "    FROM w_tsv;\n"
+        "CREATE TEMP TABLE w_lexemes AS\n"
+        "    SELECT q.set, q.query, array_agg(d.lexeme ORDER BY d.df, d.lexeme) AS lexemes,\n"
+        "           array_agg(d.df ORDER BY d.df, d.lexeme) AS df\n"
+        "    FROM w_queries AS q,\n"
+        "         LATERAL (SELECT DISTINCT t.lexeme\n"
+        "                  FROM unnest(knowledge.text_vector('english', q.text)) AS t) AS l\n"
+        "    JOIN w_df AS d ON d.lexeme = l.lexeme GROUP BY q.set, q.query;\n"
+        "COPY (SELECT q.set, q.query, c.id, s.score\n"
+        "      FROM w_lexemes AS q JOIN w_tsv AS c ON c.set = q.set, w_totals AS t,\n"
+        f"      LATERAL (SELECT knowledge_internal.bm25(c.tsv, q.lexemes, q.df, t.chunks, {K1}, {B},\n"
+        "                                              t.average_length) AS score) AS s\n"
+        "      WHERE s.score > 0) TO STDOUT WITH (FORMAT csv);\n"))
 
 
 def top(scores, depth=CANDIDATES):
