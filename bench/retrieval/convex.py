@@ -72,6 +72,13 @@ def normalised(values, normalisation, floor):
     return (values - low) / (values.max() - low) if values.max() > low else np.zeros_like(values)
 
 
+def z_fused(candidates, columns, weights):
+    """Candidate id → Σ weight × the z-score over the candidates of each column (id → value, absent: 0)."""
+    total = sum(w * normalised(np.array([column.get(c, 0.0) for c in candidates]), "z-scores", None)
+                for column, w in zip(columns, weights))
+    return dict(zip(candidates, total))
+
+
 def convex(cosines, bm25, alpha, normalisation):
     """Candidate ids by alpha × normalised cosine + (1 − alpha) × normalised BM25, best first, ties by id."""
     ids = list(cosines)

@@ -19,20 +19,12 @@ from collections import defaultdict
 
 import numpy as np
 
-from convex import bm25_scores, normalised
+from convex import bm25_scores, z_fused
 from levers import CONFIGS, K, against_first, load, nearest, offline, report, set_vectors, table, text_hits
 from neighbours import neighbours_of
 from score import score
 
 GAINS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
-
-
-def fused(cosines, bm25):
-    """Candidate id → the mean of its cosine's and BM25's z-scores over the candidates."""
-    ids = list(cosines)
-    cos = normalised(np.array([cosines[c] for c in ids]), "z-scores", None)
-    text = normalised(np.array([bm25.get(c, 0.0) for c in ids]), "z-scores", None)
-    return {c: (cos[i] + text[i]) / 2 for i, c in enumerate(ids)}
 
 
 def with_share(score_of, around, gain):
@@ -60,7 +52,8 @@ def main():
             for key in keys:
                 query_vector = np.asarray(query_vectors[row_of[key]], np.float64)
                 candidates = dict.fromkeys(nearest(ids, vectors, query_vector) + text_top[key])
-                score_of = fused({c: float(vectors[position[c]] @ query_vector) for c in candidates}, bm25[key])
+                cosines = {c: float(vectors[position[c]] @ query_vector) for c in candidates}
+                score_of = z_fused(list(candidates), [cosines, bm25[key]], [0.5, 0.5])
                 for gain in GAINS:
                     top = with_share(score_of, around, gain)[:K]
                     recall, _hit, _precision, iou, _size = score(answers[key], [where[c] for c in top])

@@ -26,7 +26,7 @@ Knobs as levers.py's (DATA, OUT, DB, CONFIGS, SETS).
 
 import numpy as np
 
-from convex import bm25_scores, normalised
+from convex import bm25_scores, z_fused
 from levers import (CACHE, CANDIDATES, CONFIGS, K, against_first, cached, ids_and_vectors, nearest, offline, psql,
                     report, set_vectors, table, text_hits)
 from score import score
@@ -59,9 +59,8 @@ def pieces(config):
 
 def fuse(candidates, columns, weights):
     """Candidate ids by Σ weight × z-score of each column over the candidates, best first, ties by id."""
-    total = sum(w * normalised(np.array([column.get(c, 0.0) for c in candidates]), "z-scores", None)
-                for column, w in zip(columns, weights))
-    return [candidates[i] for i in sorted(range(len(candidates)), key=lambda i: (-total[i], candidates[i]))]
+    total = z_fused(candidates, columns, weights)
+    return sorted(candidates, key=lambda c: (-total[c], c))
 
 
 def main():
