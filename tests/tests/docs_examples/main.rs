@@ -1,6 +1,7 @@
 //! Docs that cannot rot: every psql example in README.md and docs/*.md is run with
 //! psql against a database made afresh, and what psql prints is compared with what the page shows.
-//! A changed behaviour fails here until the page is updated.
+//! A changed behaviour fails here until the page is updated. Every relative link in the
+//! repository's Markdown must lead to a file and heading that exist (`links.rs`).
 //!
 //! **What is an example.** A fenced code block whose first line starts with the prompt
 //! `pg_chunk_demo=# ` (psql's default `%/%R%x%# `, so `pg_chunk_demo=*# ` inside a transaction and
@@ -62,6 +63,7 @@
 // Parsing the pages, comparing psql's output with them, and running psql: modules beside this file.
 mod blocks;
 mod compare;
+mod links;
 mod run;
 
 use compare::blessed_page;
@@ -99,6 +101,22 @@ fn pages(root: &Path) -> Vec<String> {
         .unwrap_or_default();
     docs.sort();
     std::iter::once("README.md".to_string()).chain(docs).collect()
+}
+
+#[test]
+fn every_relative_link_in_the_markdown_resolves() {
+    let root = repository_root();
+    let read = |path: &Path| std::fs::read_to_string(path).ok();
+    let pages = links::markdown_files(&root);
+    let broken: Vec<String> = pages
+        .iter()
+        .flat_map(|path| {
+            let relative = path.strip_prefix(&root).unwrap_or(path);
+            links::broken_links(&root, relative, &read(path).unwrap_or_default(), &read)
+        })
+        .collect();
+    assert!(pages.len() > 10, "found only {} pages under {}", pages.len(), root.display());
+    assert!(broken.is_empty(), "{} broken links:\n{}", broken.len(), broken.join("\n"));
 }
 
 #[test]
