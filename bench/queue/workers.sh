@@ -10,8 +10,9 @@
 #
 # Needs what scripts/install.sh sets up; run as root. Restarts PostgreSQL (15 main) twice per
 # round and leaves pg_chunk.workers and max_worker_processes as it found them. Creates (and drops first) the database
-# pg_chunk_bench_workers and adds it to pg_chunk.worker_databases. The embedding cache is off
-# in it, so that no worker is helped by what another backend embedded.
+# pg_chunk_bench_workers and adds it to pg_chunk.worker_databases. The embedding cache and the
+# stored vectors are off in it, so that no worker is helped by what another backend or round
+# embedded (the run fails if any vector was kept).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
@@ -39,7 +40,8 @@ if ((original_max < needed)); then
 fi
 psql -X -q -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 sql -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION pg_chunk CASCADE' \
-    -c "ALTER DATABASE $DB SET pg_chunk.embedding_cache_mb = 0"
+    -c "ALTER DATABASE $DB SET pg_chunk.embedding_cache_mb = 0" \
+    -c "ALTER DATABASE $DB SET pg_chunk.stored_vectors_mb = 0"
 python3 bench/embeddings/man_text.py --out "$OUT/man7.csv"
 sql -v copies=20 -v documents="$DOCUMENTS" -f bench/queue/documents.sql <"$OUT/man7.csv"
 sql <<SQL
@@ -69,6 +71,7 @@ measure() {
     [ "$(sql -c "SELECT knowledge.wait_for_queue('60 min')")" = t ] || { echo "the queue did not drain" >&2; exit 1; }
     seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     [ "$(sql -c 'SELECT count(DISTINCT document_id) FROM knowledge.chunks')" = "$DOCUMENTS" ] || { echo "not every document has chunks" >&2; exit 1; }
+    [ "$(sql -c 'SELECT count(*) FROM knowledge.stored_vectors')" = 0 ] || { echo "vectors were stored: later rounds may reuse them" >&2; exit 1; }
     awk -v r="$round" -v w="$workers" '{ printf "%s\t%s\tcommit_ms\t%.3f\n", r, w, $3 / 1000 }' "$OUT"/pgbench_log.* >>"$results"
     printf '%s\t%s\tdrain_s\t%s\n' "$round" "$workers" "$seconds" >>"$results"
     say "round $round, $workers worker(s): drained in $seconds s"

@@ -5,13 +5,14 @@
 -- chunks, embeds and stores them with their tsvectors and index entries) or trigger-no-hnsw
 -- (the same without the config's HNSW index, which is rebuilt after the clock stops: what
 -- maintaining that index costs). M embeds both, with
--- the default config (semantic chunking with M). The embedding cache is off and the model is
--- loaded before the clock starts, so both runs embed every text. The trigger run starts from
--- an empty store.
+-- the default config (semantic chunking with M). The embedding cache and the stored vectors
+-- are off (rounds insert the same pages again) and the model is loaded before the clock starts,
+-- so both runs embed every text. The trigger run starts from an empty store.
 -- Prints "key value" rows: seconds, documents, chunks, bytes.
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
 SET pg_chunk.embedding_cache_mb = 0;
+SET pg_chunk.stored_vectors_mb = 0;
 TRUNCATE knowledge.documents CASCADE;
 UPDATE knowledge.chunk_configs SET model = :'model' WHERE name = 'default';
 SELECT knowledge.embed('warm up', :'model') IS NOT NULL AS loaded \gset
@@ -34,6 +35,13 @@ SELECT count(*) AS chunks
 FROM (SELECT body FROM bench_pages ORDER BY page LIMIT :pages) AS p,
      knowledge_internal.embed_chunks(p.body, (SELECT effective_cfg FROM knowledge.chunk_configs WHERE name = 'default'), :'model') \gset
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
+\endif
+-- No vector taken from knowledge.stored_vectors: every text was embedded in this run.
+SELECT coalesce(sum(stored_hits), 0) = 0 AS nothing_reused FROM knowledge.embedding_stats() \gset
+\if :nothing_reused
+\else
+\warn 'vectors were reused: the run did not embed every text'
+SELECT 1 / 0;
 \endif
 \echo seconds :seconds
 \echo documents :documents
