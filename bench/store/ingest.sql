@@ -37,12 +37,13 @@ FROM (SELECT body FROM bench_pages ORDER BY page LIMIT :pages) AS p,
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
 \endif
 -- No vector taken from knowledge.stored_vectors: every text was embedded in this run.
-SELECT coalesce(sum(stored_hits), 0) = 0 AS nothing_reused FROM knowledge.embedding_stats() \gset
-\if :nothing_reused
-\else
-\warn 'vectors were reused: the run did not embed every text'
-SELECT 1 / 0;
-\endif
+DO $$
+BEGIN
+    IF (SELECT sum(stored_hits) FROM knowledge.embedding_stats()) > 0 THEN
+        RAISE EXCEPTION 'vectors came from knowledge.stored_vectors: the run did not embed every text';
+    END IF;
+END
+$$;
 \echo seconds :seconds
 \echo documents :documents
 \echo chunks :chunks
