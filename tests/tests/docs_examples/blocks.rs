@@ -121,6 +121,11 @@ pub(super) fn parse_statements(page: &str, first: usize, body: &[&str]) -> Resul
     }
 }
 
+/// A line that opens or closes a fenced code block.
+pub(super) fn is_fence(line: &str) -> bool {
+    line.trim_start().starts_with("```")
+}
+
 /// The psql blocks of a page; an error for an unclosed fence, a statement without its `;`, or a
 /// marker that is unknown or stands above a block that is not run anyway.
 pub(super) fn parse_page(page: &str, text: &str) -> Result<Vec<Block>, String> {
@@ -128,7 +133,7 @@ pub(super) fn parse_page(page: &str, text: &str) -> Result<Vec<Block>, String> {
     let mut blocks = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        if !lines[i].trim_start().starts_with("```") {
+        if !is_fence(lines[i]) {
             i += 1;
             continue;
         }

@@ -4,6 +4,7 @@
 //! made `-`, punctuation but `-` and `_` dropped, `-1`, `-2` after repeats). Links in fenced blocks
 //! and code spans are not links; `http:`, `https:` and `mailto:` ones are not checked (no network).
 
+use super::blocks::is_fence;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -32,8 +33,7 @@ pub fn markdown_files(root: &Path) -> Vec<PathBuf> {
 fn prose_lines(page: &str) -> impl Iterator<Item = (usize, &str)> {
     let mut fenced = false;
     page.lines().enumerate().filter_map(move |(index, line)| {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        if is_fence(line) {
             fenced = !fenced;
             return None;
         }
@@ -92,24 +92,31 @@ pub fn link_targets(page: &str) -> Vec<(usize, String)> {
 }
 
 /// What is wrong with each relative link of the page at `path` (from the repository's `root`):
-/// `path:line: target: why`. `read` gives a linked page's text.
-pub fn broken_links(root: &Path, path: &Path, page: &str, read: &dyn Fn(&Path) -> Option<String>) -> Vec<String> {
+/// `path:line: target: why`. `anchors_of` gives a linked page's heading anchors (None: unreadable).
+pub fn broken_links(
+    root: &Path,
+    path: &Path,
+    page: &str,
+    anchors_of: &dyn Fn(&Path) -> Option<HashSet<String>>,
+) -> Vec<String> {
     let folder = path.parent().unwrap_or(Path::new(""));
+    let own = anchors(page);
     let mut broken = Vec::new();
     for (number, target) in link_targets(page) {
         if ["http:", "https:", "mailto:"].iter().any(|scheme| target.starts_with(scheme)) {
             continue;
         }
         let (file, heading) = target.split_once('#').unwrap_or((&target, ""));
+        let linked = root.join(folder).join(file);
         let why = if file.is_empty() {
-            (!anchors(page).contains(heading)).then_some("no such heading")
-        } else if !root.join(folder).join(file).exists() {
+            (!own.contains(heading)).then_some("no such heading")
+        } else if !linked.exists() {
             Some("no such file or folder")
         } else if heading.is_empty() || !file.ends_with(".md") {
             None
         } else {
-            match read(&root.join(folder).join(file)) {
-                Some(text) if anchors(&text).contains(heading) => None,
+            match anchors_of(&linked) {
+                Some(found) if found.contains(heading) => None,
                 Some(_) => Some("no such heading"),
                 None => Some("unreadable"),
             }
@@ -154,8 +161,8 @@ mod tests {
         std::fs::write(root.join("present.txt"), "").unwrap();
         let page = "# Top\n[ok](#top) [no](#bottom)\n[a](../present.txt) [gone](gone.txt)\n\
                     [page](linked.md#helpers) [page](linked.md#other) [web](https://x#y)";
-        let read = |path: &Path| std::fs::read_to_string(path).ok();
-        let broken = broken_links(&root, Path::new("docs/page.md"), page, &read);
+        let anchors_of = |path: &Path| std::fs::read_to_string(path).ok().map(|text| anchors(&text));
+        let broken = broken_links(&root, Path::new("docs/page.md"), page, &anchors_of);
         std::fs::remove_dir_all(&root).unwrap();
         assert_eq!(
             broken,

@@ -69,6 +69,8 @@ mod run;
 use compare::blessed_page;
 use pg_chunk_client_tests::{fresh_database, server_dir};
 use run::run_page;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -106,13 +108,23 @@ fn pages(root: &Path) -> Vec<String> {
 #[test]
 fn every_relative_link_in_the_markdown_resolves() {
     let root = repository_root();
-    let read = |path: &Path| std::fs::read_to_string(path).ok();
+    // Each linked page's anchors, computed once however many links lead to it.
+    let found: RefCell<HashMap<PathBuf, Option<HashSet<String>>>> = RefCell::default();
+    let anchors_of = |path: &Path| {
+        let known = found.borrow().get(path).cloned();
+        known.unwrap_or_else(|| {
+            let anchors = std::fs::read_to_string(path).ok().map(|text| links::anchors(&text));
+            found.borrow_mut().insert(path.to_path_buf(), anchors.clone());
+            anchors
+        })
+    };
     let pages = links::markdown_files(&root);
     let broken: Vec<String> = pages
         .iter()
         .flat_map(|path| {
             let relative = path.strip_prefix(&root).unwrap_or(path);
-            links::broken_links(&root, relative, &read(path).unwrap_or_default(), &read)
+            let page = std::fs::read_to_string(path).unwrap_or_default();
+            links::broken_links(&root, relative, &page, &anchors_of)
         })
         .collect();
     assert!(pages.len() > 10, "found only {} pages under {}", pages.len(), root.display());
