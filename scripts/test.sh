@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: runs every test. Needs only what scripts/install.sh set up.
-#   0. the format (rustfmt.toml) and clippy, warnings denied
+#   0. the unreleased upgrade script as scripts/upgrade_script.py writes it from sql/; the format
+#      (rustfmt.toml) and clippy, warnings denied
 #   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster
@@ -14,6 +15,9 @@ source scripts/lib.sh
 log=$(mktemp /tmp/pg_chunk-test.XXXXXX)
 trap 'rm -f "$log"' EXIT
 tested() { "$@" 2>&1 | tee -a "$log"; }
+
+step "upgrade script: python3 scripts/upgrade_script.py --check"
+python3 scripts/upgrade_script.py --check
 
 step "format and lints: cargo fmt --check, cargo clippy -D warnings"
 cargo fmt --all -- --check
