@@ -298,7 +298,7 @@ def compile_charsmap(table):
 
     The table is XLM-R's nmt_nfkc normaliser (NFKC, control characters dropped, tabs and line
     breaks and ZWJ to spaces) as HuggingFace's tokenizer applies it to single code points.
-    Today's SentencePiece nmt_nfkc differs from it in 174 code points (ZWJ among them), so the
+    The pinned SentencePiece's nmt_nfkc differs from it in 174 code points (ZWJ among them), so the
     table itself is compiled, by SentencePiece's own builder, into the form tokenizers reads.
     """
     import sentencepiece
