@@ -11,7 +11,7 @@ use crate::lexical::LexicalEmbedder;
 use crate::size::EstimatedTokens;
 use serde_json::{json, Value};
 
-pub const SAMPLE: &str = include_str!("../../../../examples/sample.txt");
+pub const SAMPLE: &str = include_str!("../../tests/fixtures/sample.txt");
 pub const ZH_EN: &str = include_str!("../../../../tests/fixtures/zh_en_topics.txt");
 pub const HI_EN: &str = include_str!("../../../../tests/fixtures/hi_en_topics.txt");
 

@@ -12,21 +12,17 @@ pub(super) fn meta<'c>(chunk: &'c Chunk, key: &str) -> Option<&'c str> {
     chunk.metadata.get(key).and_then(Value::as_str)
 }
 
-/// This repository's own Rust and SQL, and Debian's textwrap.py when the machine has it.
-fn real_files() -> Vec<(&'static str, &'static str, String)> {
-    let mut files = vec![
-        ("src/api.rs", "rust", include_str!("../../../../../src/api.rs").to_string()),
-        ("strategy/semantic.rs", "rust", include_str!("../semantic.rs").to_string()),
-        ("guards.rs", "rust", include_str!("../../guards.rs").to_string()),
-        ("sql/store.sql", "sql", include_str!("../../../../../sql/store.sql").to_string()),
-        ("sql/queue.sql", "sql", include_str!("../../../../../sql/queue.sql").to_string()),
-    ];
-    match std::fs::read_to_string("/usr/lib/python3.11/textwrap.py") {
-        Ok(text) => files.push(("textwrap.py", "python", text)),
-        Err(e) => eprintln!("SKIPPED the Python file: /usr/lib/python3.11/textwrap.py is not readable here ({e})"),
-    }
-    files
-}
+/// Frozen copies of this repository's own Rust, SQL and Python, some trimmed
+/// (tests/fixtures/README.md): (the file each was copied from, its language, its text).
+/// A fixture that is missing fails the build of these tests.
+const REAL_FILES: [(&str, &str, &str); 6] = [
+    ("src/api.rs", "rust", include_str!("../../../tests/fixtures/api.rs.txt")),
+    ("strategy/semantic.rs", "rust", include_str!("../../../tests/fixtures/semantic.rs.txt")),
+    ("guards.rs", "rust", include_str!("../../../tests/fixtures/guards.rs.txt")),
+    ("sql/store.sql", "sql", include_str!("../../../tests/fixtures/store.sql.txt")),
+    ("sql/queue.sql", "sql", include_str!("../../../tests/fixtures/queue.sql.txt")),
+    ("scripts/e5/convert.py", "python", include_str!("../../../tests/fixtures/convert.py.txt")),
+];
 
 /// Top-level definitions found independently of the chunker, by the formatting conventions
 /// these files follow: (byte range from the definition line to its end, the definition line).
@@ -102,12 +98,12 @@ fn assert_definitions_cut_at_blank_lines(
 #[test]
 fn real_files_keep_every_definition_whole_or_cut_at_its_blank_lines() {
     let mut checked = 0;
-    for (name, language, doc) in real_files() {
-        let defs = simple_definitions(&doc, language);
+    for (name, language, doc) in REAL_FILES {
+        let defs = simple_definitions(doc, language);
         assert!(defs.len() >= 3, "{name}: the independent check found {} definitions", defs.len());
         for max in [json!(300), json!(800), json!(2000), json!("200 tokens")] {
-            let (cfg, chunks) = chunk(&doc, json!({ "max_size": max }));
-            assert_definitions_cut_at_blank_lines(name, &doc, &cfg, &chunks, &defs);
+            let (cfg, chunks) = chunk(doc, json!({ "max_size": max }));
+            assert_definitions_cut_at_blank_lines(name, doc, &cfg, &chunks, &defs);
             checked += chunks.iter().filter(|c| c.context.is_some()).count();
             // A definition well within the cap is never cut.
             for &(start, end, signature) in defs.iter().filter(|(s, e, _)| {
@@ -126,9 +122,9 @@ fn real_files_keep_every_definition_whole_or_cut_at_its_blank_lines() {
 
 #[test]
 fn real_files_hold_every_cap_with_the_signature_added() {
-    for (name, language, doc) in real_files() {
+    for (name, language, doc) in REAL_FILES {
         for max in [json!(300), json!(800), json!(2000), json!("200 tokens")] {
-            let (cfg, chunks) = chunk(&doc, json!({ "max_size": max }));
+            let (cfg, chunks) = chunk(doc, json!({ "max_size": max }));
             let cap = cfg.max_size;
             for c in &chunks {
                 assert_eq!(meta(c, "language"), Some(language), "{name}");
@@ -143,7 +139,7 @@ fn real_files_hold_every_cap_with_the_signature_added() {
                 assert_eq!(c.context.is_some(), c.metadata.contains_key("signature_repeated"), "{name}: {c:?}");
                 let Some(context) = &c.context else { continue };
                 if measure(context, cap.unit, &EstimatedTokens) * 2 + 2 <= cap.value {
-                    let embedded = format!("{context}\n{}", c.text(&doc));
+                    let embedded = format!("{context}\n{}", c.text(doc));
                     assert!(
                         measure(&embedded, cap.unit, &EstimatedTokens) <= cap.value,
                         "{name}, max {cap}: {embedded:?}"
@@ -156,7 +152,7 @@ fn real_files_hold_every_cap_with_the_signature_added() {
 
 #[test]
 fn real_sql_starts_a_chunk_at_every_create_function() {
-    let doc = include_str!("../../../../../sql/queue.sql");
+    let doc = include_str!("../../../tests/fixtures/queue.sql.txt");
     let (_, chunks) = chunk(doc, json!({"max_size": 2000, "target_size": 1, "min_size": 0}));
     let functions: Vec<&str> = chunks
         .iter()

@@ -181,11 +181,13 @@ fn headings_before(doc: &str, at: usize) -> Vec<String> {
     open.into_iter().map(|(_, title)| title).collect()
 }
 
+/// Frozen copies of this repository's own pages, some trimmed (tests/fixtures/README.md):
+/// (the page each was copied from, its text).
 const FILES: [(&str, &str); 4] = [
-    ("README.md", include_str!("../../../../../README.md")),
-    ("bench/README.md", include_str!("../../../../../bench/README.md")),
-    ("fuzz/README.md", include_str!("../../../../../fuzz/README.md")),
-    ("DEVELOPERS.md", include_str!("../../../../../DEVELOPERS.md")),
+    ("README.md", include_str!("../../../tests/fixtures/README.md.txt")),
+    ("bench/README.md", include_str!("../../../tests/fixtures/bench_README.md.txt")),
+    ("fuzz/README.md", include_str!("../../../tests/fixtures/fuzz_README.md.txt")),
+    ("DEVELOPERS.md", include_str!("../../../tests/fixtures/DEVELOPERS.md.txt")),
 ];
 
 #[test]
