@@ -102,6 +102,10 @@ wait
 cat "$OUT"/concurrent.* >>"$results"
 rm -f "$OUT"/concurrent.*
 
+# What follows is also written to RESULTS/embeddings.md (default bench/embeddings/results, the latest run
+# kept beside this script; RESULTS= only prints it).
+RESULTS=${RESULTS-bench/embeddings/results}
+if [ -n "$RESULTS" ]; then mkdir -p "$RESULTS" && exec > >(tee "$RESULTS/embeddings.md"); fi
 step "embeddings benchmark: results ($results)"
 say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(cpu_description)), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version') || ', pg_chunk ' || extversion FROM pg_extension WHERE extname = 'pg_chunk'")"
 say "$RUNS rounds; $LOADS fresh backends per model; corpus $OUT/sentences.txt"

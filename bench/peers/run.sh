@@ -19,8 +19,8 @@
 # Environment: ROUNDS (default 3), MAX_BYTES (5000000), SENTENCES (5000), PEERS (comma-separated
 # ids of peers.py, default all), THREADS (ONNX Runtime intra-op threads for the peers and the raw
 # baseline, default 1 = pg_chunk.threads' default; give pg_chunk the same), PG=0 skips pg_chunk,
-# RESULTS (the folder the chart, results.md and results/ go to; default
-# bench/peers/results-<models>-<MB>mb, named by pg_chunk.sh's MODELS and MAX_BYTES). Rounds can
+# RESULTS (the folder the chart, results.md and results/ go to; default bench/peers/results,
+# the committed latest run, which results.md's header describes). Rounds can
 # be spread over several sittings: give each the same OUT (the rows accumulate there, and the
 # report covers them all) and FIRST_ROUND 1, 2, 3 with ROUNDS=1.
 # With MiniLM the semantic peers are slow on two cores: budget about two hours a round for 5 MB
@@ -41,11 +41,7 @@ fi
 THREADS=${THREADS:-1}
 PEERS=${PEERS:-}
 PG=${PG:-1}
-# Short model names for the results folder: potion, minilm, e5, others as they are.
-model_names=$(for model in ${MODELS:-potion-base-8m all-minilm-l6-v2}; do
-    case $model in potion-base-8m) echo potion ;; all-minilm-l6-v2*) echo minilm ;; multilingual-e5-small*) echo e5 ;; *) echo "$model" ;; esac
-done | paste -sd- -)
-RESULTS=${RESULTS:-$HERE/results-$model_names-$(((MAX_BYTES + 500000) / 1000000))mb}
+RESULTS=${RESULTS:-$HERE/results}
 WORKLOAD=$WORK/workload
 OUT=${OUT:-$WORK/results-$(date -u +%Y%m%dT%H%M%SZ)}
 FIRST_ROUND=${FIRST_ROUND:-1}

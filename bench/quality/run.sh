@@ -48,6 +48,10 @@ started=$(date +%s)
 sql -f $HERE/segment.sql <"$OUT/samples.csv" >"$OUT/boundaries.csv"
 say "$(($(date +%s) - started)) s"
 
+# What follows is also written to RESULTS/quality.md (default bench/quality/results, the latest run
+# kept beside this script; RESULTS= only prints it).
+RESULTS=${RESULTS-bench/quality/results}
+if [ -n "$RESULTS" ]; then mkdir -p "$RESULTS" && exec > >(tee "$RESULTS/quality.md"); fi
 step "quality: results ($(date -u '+%Y-%m-%d %H:%M UTC'), $(basename "$deb"), seed $SEED)"
 python3 $HERE/score.py "$OUT/boundaries.csv"
 

@@ -102,6 +102,10 @@ done
 kept=$(sql -c 'SELECT count(*) FROM knowledge.stored_vectors')
 [ "$kept" = 0 ] || { echo "$kept vectors were stored: later rounds may have reused them" >&2; exit 1; }
 
+# What follows is also written to RESULTS/queue.md (default bench/queue/results, the latest run
+# kept beside this script; RESULTS= only prints it).
+RESULTS=${RESULTS-bench/queue/results}
+if [ -n "$RESULTS" ]; then mkdir -p "$RESULTS" && exec > >(tee "$RESULTS/queue.md"); fi
 step "insert latency of one 20 KB document (ms; all rounds' inserts pooled)"
 echo "| model | mode | inserts | p50 | p95 |"
 echo "|---|---|---|---|---|"

@@ -86,6 +86,10 @@ psql -X -q -d postgres -c "ALTER SYSTEM SET pg_chunk.workers = $original_workers
     -c "ALTER SYSTEM SET max_worker_processes = $original_max"
 restart_cluster
 
+# What follows is also written to RESULTS/workers.md (default bench/queue/results, the latest run
+# kept beside this script; RESULTS= only prints it).
+RESULTS=${RESULTS-bench/queue/results}
+if [ -n "$RESULTS" ]; then mkdir -p "$RESULTS" && exec > >(tee "$RESULTS/workers.md"); fi
 step "workers benchmark: results ($results), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores"
 python3 - "$results" "$DOCUMENTS" <<'PY'
 import sys

@@ -22,8 +22,9 @@
 # configs.tsv (configs.sql), inserts every document once (ingest.sql), asks every query
 # (search.sql), counts the chunks (chunks.sql) and scores (score.py). Work files go to
 # $PG_CHUNK_BUILD_DIR/retrieval. SETS (default sections,faq,howto) and CONFIGS (default every
-# row of configs.tsv) choose, comma-separated; K (default 5) results per search; RESULTS=DIR
-# copies results.md into DIR.
+# row of configs.tsv) choose, comma-separated; K (default 5) results per search; results.md is
+# copied into RESULTS (default bench/retrieval/results, the committed latest run; RESULTS= keeps
+# it in the work folder only).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
@@ -34,7 +35,7 @@ QUALITY=bench/quality
 SETS=${SETS:-sections,faq,howto}
 CONFIGS=${CONFIGS:-$(tail -n +2 $HERE/configs.tsv | cut -f1 | paste -sd,)}
 K=${K:-5}
-RESULTS=${RESULTS:-}
+RESULTS=${RESULTS-$HERE/results}
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/retrieval
 DB=pg_chunk_bench_retrieval

@@ -222,6 +222,10 @@ for ((round = 1; round <= CORPUS_ROUNDS; round++)); do
     done
 done
 
+# What follows is also written to RESULTS/reuse.md (default bench/store/results, the latest run
+# kept beside this script; RESULTS= only prints it).
+RESULTS=${RESULTS-bench/store/results}
+if [ -n "$RESULTS" ]; then mkdir -p "$RESULTS" && exec > >(tee "$RESULTS/reuse.md"); fi
 step "reuse benchmark: results"
 say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(cpu_description)), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version')")"
 say "A: $doc_chars characters, $doc_sentences sentences; the edit: a $edit_len-character paragraph ($edit_sentences sentences) of $edit_page replaced with $repl_len characters ($repl_sentences sentences) of $repl_page"

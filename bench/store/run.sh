@@ -87,6 +87,10 @@ sql -c "SET client_min_messages = warning" -c "INSERT INTO knowledge.documents (
 minilm_chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'default'")
 search_minilm=$(sql -v config=default -v embedding=included -f $HERE/search.sql)
 
+# What follows is also written to RESULTS/store.md (default bench/store/results, the latest run
+# kept beside this script; RESULTS= only prints it).
+RESULTS=${RESULTS-bench/store/results}
+if [ -n "$RESULTS" ]; then mkdir -p "$RESULTS" && exec > >(tee "$RESULTS/store.md"); fi
 step "store benchmark: results"
 say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores ($(cpu_description)), $(psql -X -At -d "$DB" -c "SELECT 'PostgreSQL ' || current_setting('server_version')")"
 echo
