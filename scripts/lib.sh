@@ -13,7 +13,7 @@ say() { printf '    %s\n' "$*"; }
 
 # The CPU as the benchmarks report it: /proc/cpuinfo's model name and the widest SIMD extension
 # that ONNX Runtime's integer kernels can use; their gain over float32 depends on it
-# (bench/README.md, "Speed and memory"). "AMD EPYC, AVX2", say.
+# (bench/README.md, "Embeddings"). "AMD EPYC, AVX2", say.
 cpu_description() {
     awk -F': ' '/^model name/ && !name { name = $2 } /^flags/ && !flags { flags = " " $2 " " }
         END {
@@ -78,8 +78,8 @@ ensure_pip() {
 
 # Builds pgvector $PGVECTOR_VERSION into the PostgreSQL whose pg_config is $1, unless it has it
 # already. Debian 12 ships no 0.8; this is the upstream tarball of Debian 13's pgvector 0.8.6-1
-# source package (sha256 as its signed .dsc lists it; the archive's index names 0.8.7, whose files
-# answer 404 here). 0.8.2 fixed a buffer overflow in parallel HNSW builds, 0.8.3 and 0.8.4 the
+# source package, pinned with the sha256 its signed .dsc lists, so that every install builds the
+# same checked source. 0.8.2 fixed a buffer overflow in parallel HNSW builds, 0.8.3 and 0.8.4 the
 # HNSW VACUUM race that tests/tests/pgvector.rs provokes (docs/errors.md).
 PGVECTOR_VERSION=0.8.6
 PGVECTOR_SHA256=25c9b78cfdaa43c66788d7490246ac24e4fe1c86f19c4b60c089b723f84a4a0d

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # PostgreSQL 17, the third row of the test matrix (README, "Supported PostgreSQL versions"),
 # installed by scripts/install.sh after 15 and 16: built from source, from the upstream tarball of
-# Debian 13's postgresql-17 source package (17.11-0+deb13u1: the archive's index names 17.12,
-# whose files answer 404 to this project's machines, while 17.11's are served). The tarball's
-# sha256 is the one that package's signed .dsc lists. Configured --without-icu --without-readline
-# (a test server needs neither) into the build directory, then made ready for the tests like 16
-# (scripts/lib.sh, prepare_test_postgresql). Takes about 6 minutes the first time; idempotent.
+# Debian 13's postgresql-17 source package 17.11-0+deb13u1, pinned with the sha256 that package's
+# signed .dsc lists, so that every install builds the same checked source. Configured
+# --without-icu --without-readline (a test server needs neither) into the build directory, then
+# made ready for the tests like 16 (scripts/lib.sh, prepare_test_postgresql). Takes about 6
+# minutes the first time; idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
