@@ -3,13 +3,14 @@
 //! and each result is written back to its input's position.
 
 /// One inference run's fixed cost, in token positions: a run of `rows` rows padded to `columns`
-/// costs `RUN_OVERHEAD + rows × (columns + columns² / ATTENTION_SCALE)` positions. Fitted to
-/// all-MiniLM-L6-v2 on one ONNX Runtime thread over a grid of 1–16 rows × 4–128 tokens
-/// (bench/peers/NOTES.md §5): 3.6 ms a run, 0.30 ms a position, 1.4 µs a position² per row.
-/// A run costs as much as twelve positions, and attention makes a 200-token row cost twice its
-/// length. Refitted on today's per-token integer graph (0.62 ms, 45 µs, 0.20 µs: 14 positions a
-/// run, twice the length at 224 tokens), the shape is the same, so the constants stand; other
-/// BERT-sized encoders have it too.
+/// costs `RUN_OVERHEAD + rows × (columns + columns² / ATTENTION_SCALE)` positions, that is, a run
+/// costs as much as 12 positions, and attention makes a 206-token row cost twice its length. Both
+/// constants come from a least-squares fit of all-MiniLM-L6-v2's run time on one ONNX Runtime
+/// thread over a grid of 1–16 rows × 4–128 tokens (`model_work.py fit` in
+/// bench/journal/experiments/). Fits of the int8 and float graphs, and fits on relative errors,
+/// differ in scale but not in this shape, and cuts chosen with these constants cost within 0.2%
+/// of the best cuts under each of them; other BERT-sized encoders have the same shape.
+/// bench/embeddings/run.sh measures the batches' throughput against plain ONNX Runtime.
 const RUN_OVERHEAD: u64 = 12;
 const ATTENTION_SCALE: u64 = 206;
 
@@ -26,9 +27,9 @@ pub(crate) const MAX_RUN_POSITIONS: usize = 16 * 512;
 
 /// The most rows × padded width² one run holds: a full batch of 16 up to 128 tokens, 4 rows of
 /// 256, one of 512. Attention holds rows × heads × width² scores at once, and ONNX Runtime keeps
-/// its largest run's buffers for the life of the backend: 16 rows of 512 tokens made an e5
-/// backend hold 420 MiB, 16 of 256 a MiniLM one 159 MiB (bench/README.md, "Long inputs"). Long
-/// rows gain nothing from sharing a run: a run's fixed cost is worth about 12 positions
+/// its largest run's buffers for the life of the backend, so this bound is what bounds a
+/// backend's memory after long inputs (bench/embeddings/long_inputs.sql measures it). Long rows
+/// gain nothing from sharing a run: a run's fixed cost is worth about 12 positions
 /// (`RUN_OVERHEAD`), under 1% of 4 rows of 256.
 pub(crate) const MAX_RUN_ATTENTION: usize = 16 * 128 * 128;
 
@@ -70,8 +71,8 @@ pub(crate) fn length_sorted_batches(token_lengths: &[usize], batch_size: usize) 
 
 /// Every input's token ids and type ids, one input after another in one buffer each: what is
 /// kept of an input once it is tokenized. A large document's inputs stay cheap to hold and to
-/// free: 100,000 sentences held as `tokenizers::Encoding`s (token strings, offsets, masks) took
-/// 240 MB, and 0.2–0.3 s to free when a cancel unwound through them.
+/// free: 100,000 sentences held as `tokenizers::Encoding`s (token strings, offsets, masks) take
+/// about 240 MB, and 0.2–0.3 s to free when a cancel unwinds through them.
 pub(crate) struct TokenizedInputs {
     ids: Vec<u32>,
     type_ids: Vec<u32>,
