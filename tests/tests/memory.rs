@@ -6,8 +6,8 @@
 //! VmHWM (/proc/<pid>/status: the test runs as root on the server's machine) is read before and
 //! after; the figures are printed
 //! (`cargo test -p pg_chunk_client_tests --test memory -- --nocapture`) and each peak must stay
-//! under a bound of about twice what was measured. The default model (all-MiniLM-L6-v2) is left
-//! out: it embeds about 100 sentences a second, so this document would take over ten minutes.
+//! under its bound (`assert_below`). The default model (all-MiniLM-L6-v2) is left out: it embeds
+//! about 100 sentences a second, so this document would take over ten minutes.
 
 use pg_chunk_client_tests::{connect_database, fresh_database, proc_status_kb, prose_paragraphs};
 use postgres::Client;
@@ -88,10 +88,10 @@ fn chunk_peak(case: &str, cfg: &str) -> u64 {
     })
 }
 
-/// The bounds are about twice the peaks measured on the 2-core development machine (release
-/// build, PostgreSQL 15, 2026-11-30), rounded up to 50 MB: semantic optimal 402 MB, semantic
-/// threshold 302 MB, recursive 117 MB, fixed 122 MB, embed_chunks 423 MB, the store's insert
-/// 460 MB (83 MB of it shared buffers); a fresh backend starts at 16 MB.
+/// Fails when a backend's peak is above `bound_mb`. Each bound is about twice the peak of its case
+/// in a release build, rounded up to 50 MB (the peaks: bench/journal/memory.md): room for
+/// another machine's allocator and shared buffers, while a change that doubles a case's memory
+/// fails.
 fn assert_below(case: &str, peak: u64, bound_mb: u64) {
     assert!(peak < bound_mb * MB, "{case}: peak VmHWM {:.1} MB, above {bound_mb} MB", peak as f64 / 1024.0);
 }
