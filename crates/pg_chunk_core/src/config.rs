@@ -26,13 +26,14 @@ named_enum! {
         /// (strategy/markdown/).
         Markdown = "markdown",
         /// Continue a chunk while its keywords overlap the next sentence's (Jaccard ≥ 0.3), no
-        /// embeddings (docs/design.md, "The five strategies").
+        /// embeddings (docs/strategies.md, "topic_coherence and information_density").
         TopicCoherence = "topic_coherence",
-        /// Close a chunk when its Shannon entropy passes 120% of the document's average (docs/design.md, "The five strategies").
+        /// Close a chunk when its Shannon entropy passes 120% of the document's average
+        /// (docs/strategies.md, "topic_coherence and information_density").
         InformationDensity = "information_density",
-        /// Parents at 2 × target_size, children inside them (docs/design.md, "The five strategies").
+        /// Parents at 2 × target_size, children inside them (docs/strategies.md, "hierarchical").
         Hierarchical = "hierarchical",
-        /// Runs several strategies and keeps the best by a quality score (docs/design.md, "The five strategies").
+        /// Runs several strategies and keeps the best by a quality score (docs/strategies.md, "adaptive").
         Adaptive = "adaptive",
     }
 }
@@ -250,7 +251,7 @@ impl ChunkConfig {
 
 /// The cap a strategy uses when the cfg sets none and no model window applies: semantic 2000
 /// characters; the fixed fallback (350) and the recursive splitter (1500); 1500 for the keyword,
-/// entropy and adaptive strategies (docs/design.md, "The five strategies"); code and Markdown 2000 (whole functions and
+/// entropy and adaptive strategies (docs/strategies.md); code and Markdown 2000 (whole functions and
 /// sections); hierarchical parents of 2 × target_size = 1000.
 fn default_max_size(strategy: Strategy) -> Size {
     Size::chars(match strategy {

@@ -1,4 +1,4 @@
-//! Model-free measures of a stretch of text (docs/design.md, "The five strategies"): its keywords, the Jaccard overlap
+//! Model-free measures of a stretch of text (docs/strategies.md, "Quality metadata"): its keywords, the Jaccard overlap
 //! of two keyword sets, and Shannon entropy. The keyword and entropy strategies cut with them;
 //! the quality metadata and the adaptive strategy's score report them.
 
@@ -24,7 +24,8 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     a.intersection(b).count() as f64 / union as f64
 }
 
-/// Shannon entropy of the text's characters, in bits per character (character level, as in docs/design.md, "The five strategies"):
+/// Shannon entropy of the text's characters, in bits per character (character level, as in docs/strategies.md,
+/// "Quality metadata"):
 /// H = −Σ p(c) log₂ p(c). Whitespace counts as a character; an empty text has 0.
 pub fn char_entropy(text: &str) -> f64 {
     // Ordered, so that the sum is the same in every run to the last bit.

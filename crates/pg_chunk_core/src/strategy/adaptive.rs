@@ -1,4 +1,4 @@
-//! `strategy: "adaptive"` (docs/design.md, "The five strategies"): chunks the document with several strategies and
+//! `strategy: "adaptive"` (docs/strategies.md, "adaptive"): chunks the document with several strategies and
 //! keeps the chunking with the best quality score.
 //!
 //! The candidates, in the order that breaks ties: `semantic`, `topic_coherence`,
@@ -39,7 +39,7 @@
 //!   entropy is 0). Chunks of separators or repeated characters score low.
 //! - **R, overlap ratio**: characters of each chunk that lie inside the previous chunk
 //!   (`start..min(previous end, end)`), summed, over the summed chunk lengths. The design wants
-//!   10% (docs/design.md, "The five strategies"); no overlap scores 0.9.
+//!   10% (docs/strategies.md, "adaptive"); no overlap scores 0.9.
 
 use std::collections::HashMap;
 
@@ -175,7 +175,7 @@ impl SentenceVectors {
     }
 }
 
-/// The quality terms (docs/design.md, "The five strategies") for `chunks` of `doc`, with `sentences` made from the same `doc`.
+/// The quality terms (docs/strategies.md, "adaptive") for `chunks` of `doc`, with `sentences` made from the same `doc`.
 pub fn quality_score(doc: &str, chunks: &[Chunk], sentences: &SentenceVectors) -> QualityScore {
     let lengths: Vec<f64> = chunks.iter().map(|c| c.text(doc).chars().count() as f64).collect();
     QualityScore {

@@ -1,5 +1,5 @@
-//! `strategy: "information_density"` (docs/design.md, "The five strategies"): sentences are added to a chunk until
-//! its information content, the Shannon entropy of its characters, runs above the document's
+//! `strategy: "information_density"` (docs/strategies.md, "topic_coherence and information_density"): sentences are
+//! added to a chunk until its information content, the Shannon entropy of its characters, runs above the document's
 //! average by [`DENSITY_FACTOR`].
 //!
 //! The rules:
@@ -33,7 +33,8 @@ use crate::measures::char_entropy;
 use crate::sentences::split_sentences_interruptible;
 use crate::size::{TokenCounter, UnitSizes};
 
-/// A chunk closes once its entropy passes this multiple of the document average (docs/design.md, "The five strategies").
+/// A chunk closes once its entropy passes this multiple of the document average (docs/strategies.md,
+/// "topic_coherence and information_density").
 pub const DENSITY_FACTOR: f64 = 1.2;
 
 pub fn density_chunks(

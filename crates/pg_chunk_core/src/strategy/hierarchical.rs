@@ -1,4 +1,4 @@
-//! `strategy: "hierarchical"` (docs/design.md, "The five strategies"): two chunkings of one document, so that a search
+//! `strategy: "hierarchical"` (docs/strategies.md, "hierarchical"): two chunkings of one document, so that a search
 //! can match a small child and return its larger parent as context.
 //!
 //! - **Parents** are made by the semantic strategy over the whole document with a cap of

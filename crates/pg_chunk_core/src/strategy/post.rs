@@ -1,4 +1,4 @@
-//! After any strategy (docs/design.md, "The five strategies"): quality metadata per chunk (cfg `metadata`) and the
+//! After any strategy (docs/strategies.md, "Quality metadata"): quality metadata per chunk (cfg `metadata`) and the
 //! post-filters that drop chunks not worth retrieving (cfg `filters`).
 
 use crate::names::named_enum;
@@ -116,7 +116,7 @@ fn round4(x: f64) -> f64 {
 /// drawn two columns wide and carries about what two Latin letters do), so that a 30-character
 /// Chinese sentence is not dropped as short.
 pub const MIN_COLUMNS: usize = 50;
-/// Chunks with fewer distinct meaningful words than this are dropped (docs/design.md, "The five strategies").
+/// Chunks with fewer distinct meaningful words than this are dropped (docs/configuration.md, `filters`).
 pub const MIN_MEANINGFUL_WORDS: usize = 5;
 /// Box-drawing art: more than this share of the visible characters are U+2500–U+259F (box
 /// drawing and block elements), or that share are those plus ASCII frame characters

@@ -1,5 +1,5 @@
-//! `strategy: "topic_coherence"` (docs/design.md, "The five strategies"): a chunk goes on while the next sentence
-//! shares enough keywords with it, no embeddings.
+//! `strategy: "topic_coherence"` (docs/strategies.md, "topic_coherence and information_density"): a chunk goes on
+//! while the next sentence shares enough keywords with it, no embeddings.
 //!
 //! The rules, sentence by sentence:
 //! - The chunk keeps the union of its sentences' keywords ([`keywords`]: lowercased words of
@@ -34,7 +34,8 @@ use crate::measures::{jaccard, keywords};
 use crate::sentences::{paragraph_breaks, split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
 
-/// Keyword overlap (Jaccard) a sentence needs with the chunk to continue it (docs/design.md, "The five strategies").
+/// Keyword overlap (Jaccard) a sentence needs with the chunk to continue it (docs/strategies.md, "topic_coherence and
+/// information_density").
 pub const COHERENCE_THRESHOLD: f64 = 0.3;
 
 /// Added to the seam where a paragraph ends, so that an undersized chunk merges within its paragraph
