@@ -142,7 +142,7 @@ fi
 # Backends load all-MiniLM-L6-v2 from a copy that this ONNX Runtime has already optimised, with
 # its float32 weights in a file of their own that ONNX Runtime maps instead of building them in
 # each backend (knowledge.models: model.optimized.onnx, optimize_graph false): a backend's first
-# call is about 0.3 s faster and it holds about 95 MB less memory (bench/README.md). The copy is
+# call is about 0.3 s faster and it holds less memory (bench/README.md, "Decisions"). The copy is
 # made from the verified model.onnx by pg_chunk_optimize_model (crates/pg_chunk_embed); the same
 # runtime and model have always given the bytes pinned here, so a match means nothing to do.
 build_optimizer() { cargo build -q --release -p pg_chunk_embed --bin pg_chunk_optimize_model; }

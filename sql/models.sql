@@ -26,7 +26,7 @@ CREATE TABLE knowledge.models (
     output_name text,
     -- Whether ONNX Runtime optimises the graph at load (transformers only). Off for a file it
     -- already optimised, as the installer's MiniLM copy; off for a raw export starts faster and
-    -- embeds more slowly (bench/README.md has the figures).
+    -- embeds more slowly (bench/README.md, "Decisions").
     optimize_graph boolean NOT NULL DEFAULT true,
     description text,
     -- Relative paths inside the model directory: no absolute path, no "..".

@@ -4,9 +4,9 @@
 //! a backend that once embedded 2,000 sentences or chunked a large document would hold its peak
 //! for as long as it lives: behind a pool of connections, every backend its own peak. After a
 //! transaction in which one embedding call produced at least [`TRIM_AFTER_BYTES`] of vectors, the
-//! free heap is given back (`malloc_trim`). Measured on potion-base-8m embedding 2,000 sentences
-//! in one `embed_batch`: the backend's private memory 13.2 MB after the call, 5.6 MB once trimmed
-//! (3.9 MB before it loaded the model); bench/README.md has the figures.
+//! free heap is given back (`malloc_trim`). What that saves an idle backend, and what it costs a
+//! commit, is in bench/README.md, "Decisions"; tests/tests/idle_memory.rs checks that the memory
+//! comes back.
 
 use pgrx::{register_xact_callback, PgXactCallbackEvent};
 use std::cell::Cell;

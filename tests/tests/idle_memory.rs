@@ -1,8 +1,8 @@
 //! What a backend holds once a large embedding's transaction has ended (src/heap.rs): the heap
 //! glibc kept for the call is given back, so the backend's private memory (RssAnon of
 //! /proc/<pid>/status: the test runs as root on the server's machine) returns to about what it
-//! was with the model loaded. Without the trim it stays about 7.5 MB higher for potion-base-8m
-//! and 2,000 sentences (bench/README.md, "Speed and memory").
+//! was with the model loaded; without the trim it stays several MB higher for potion-base-8m and
+//! 2,000 sentences (bench/README.md, "Decisions", has what the trim saves).
 
 use pg_chunk_client_tests::{connect_database, fresh_database, proc_status_kb, prose_paragraphs};
 

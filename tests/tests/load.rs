@@ -465,9 +465,9 @@ fn sixteen_clients_for_a_minute_leave_exact_chunks_and_stable_memory() {
 
     // Memory per backend. VmRSS is no measure of a leak here: it counts the shared buffers a
     // backend has touched (RssShmem), which grow towards shared_buffers (128 MB on the test
-    // cluster) as the store grows and the clients read it: in a 60 s run VmRSS went from about
+    // cluster) as the store grows and the clients read it: in a 60 s run VmRSS grows from about
     // 80 to 200 MB in every backend while its own memory (VmRSS less RssShmem: heap, libraries,
-    // the model) went from 60 to 65 MB, most of it after the warm-up in the first half. That
+    // the model) grows from 60 to 65 MB, most of it after the warm-up in the first half. That
     // legitimate growth is the embedding cache (pg_chunk.embedding_cache_mb, 64 MB at most; the
     // documents here share their paragraphs, so a client adds well under a few MB of new
     // sentence vectors a minute) and allocator slack. A leak grows with the work instead: each

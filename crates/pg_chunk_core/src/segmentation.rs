@@ -10,22 +10,23 @@
 //! Splitting a chunk pays only when its two halves point in different directions by more
 //! than the penalty, so the number of chunks follows the document, not a percentile. Where
 //! nothing tells sentences apart (a run on one topic, once centred, is noise), chunks come out
-//! about 4·penalty² units long, the length at which √n coherence stops paying for a cut. Measured
-//! on bench/quality (Choi's protocol on the Python documentation) this halves LangChain's
-//! error several times over; bench/README.md has the figures and the penalty sweep.
+//! about 4·penalty² units long, the length at which √n coherence stops paying for a cut. On
+//! bench/quality (Choi's protocol on the Python documentation) its error is a fraction of
+//! LangChain's rule's: bench/README.md has the figures ("Boundary quality") and the penalty
+//! chosen ("Decisions").
 
 use crate::curve::{normalize, Embeddings};
 use crate::error::ChunkError;
 use crate::threshold::Cuts;
 
 /// The penalty per chunk that bench/quality chose for both installed models (a sweep from
-/// 1.0 to 1.75; 1.25–1.5 were best on the tuning samples and on held-out ones).
+/// 1.0 to 1.75; 1.25–1.5 are best on the tuning samples and on held-out ones).
 pub const DEFAULT_PENALTY: f64 = 1.3;
 
 /// What a cut inside a paragraph costs on top of the penalty, in a document that has
 /// paragraphs (cfg `mid_paragraph_penalty`): chosen on bench/retrieval's paragraphed sets, where
-/// it moved chunk ends to paragraph ends without changing how many chunks there are
-/// (bench/README.md, "The levers"). Documents without a blank line are cut as before.
+/// it moves chunk ends to paragraph ends without changing how many chunks there are
+/// (bench/README.md, "Decisions"). It does not apply to a document without a blank line.
 pub const DEFAULT_MID_PARAGRAPH_PENALTY: f64 = 0.5;
 
 /// The most units one chunk may hold under this method, which keeps the work linear in the

@@ -53,12 +53,11 @@ fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> 
 /// Writes `output`, `model` as ONNX Runtime optimises it at the "extended" level (the highest
 /// whose result runs on any x86-64 CPU), with its weights in `<output>.data` beside it. A
 /// session over the copy with `optimize_graph` off skips the optimisation, and ONNX Runtime maps
-/// the weights file instead of building float32 weights in each process: for int8 MiniLM,
-/// session creation falls from about 0.39 s to 0.10 s and a backend's anonymous memory by about
-/// 95 MB (bench/README.md). An Add followed by LayerNormalization is left as it is, not fused
-/// into SkipLayerNormalization, which this ONNX Runtime runs slower on CPU (int8 MiniLM in
-/// batches of 16: 396 sentences/s fused, 520 unfused; scripts/int8/README.md). The copy belongs
-/// to the ONNX Runtime release that wrote it.
+/// the weights file instead of building float32 weights in each process, so that a session
+/// starts several times faster and a backend holds less (bench/README.md, "Decisions"). An Add
+/// followed by LayerNormalization is left as it is, not fused into SkipLayerNormalization, which
+/// this ONNX Runtime runs slower on CPU (scripts/int8/README.md, "The MiniLM graph"). The copy
+/// belongs to the ONNX Runtime release that wrote it.
 pub fn optimize_transformer(library_path: &Path, model: &Path, output: &Path) -> Result<(), EmbedError> {
     require_file(model, ModelFile::Model)?;
     let weights_name = output
