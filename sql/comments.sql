@@ -25,15 +25,15 @@ COMMENT ON FUNCTION knowledge.token_count(text, text) IS
 'Tokens in a text as the model''s tokenizer counts them, without special tokens.';
 
 COMMENT ON FUNCTION knowledge.embedding_stats() IS
-'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge.stored_vectors, chunk rows written.';
+'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge_internal.stored_vectors, chunk rows written.';
 
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
 
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text) IS
-'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
+'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge_internal.stored_vectors first and saved there when it had to be embedded.';
 
-COMMENT ON TABLE knowledge.stored_vectors IS
+COMMENT ON TABLE knowledge_internal.stored_vectors IS
 'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
@@ -55,7 +55,7 @@ COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
 'The tsvector that knowledge.search''s text leg indexes a chunk (and reads a query) with: to_tsvector of the text, CJK runs written as overlapping bigrams first.';
 
 COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
-'Recomputes knowledge.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
+'Recomputes knowledge_internal.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
 
-COMMENT ON TABLE knowledge.text_stats IS
+COMMENT ON TABLE knowledge_internal.text_stats IS
 'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';

@@ -128,26 +128,26 @@ WHERE d.id = c.document_id AND knowledge.cjk_bigrams(c.content) IS DISTINCT FROM
 -- each other's rows, and folds a lexeme's rows into one once it has many. Exact after any
 -- sequence of writes, rollbacks and truncations; knowledge.rebuild_text_stats recomputes it
 -- from the chunks (after a data-only restore with triggers disabled, say).
-CREATE TABLE knowledge.text_stats (
+CREATE TABLE knowledge_internal.text_stats (
     chunk_config text NOT NULL,
     lexeme text NOT NULL,
     chunks bigint NOT NULL,
     occurrences bigint NOT NULL
 );
-CREATE INDEX text_stats_lexeme ON knowledge.text_stats (chunk_config, lexeme);
+CREATE INDEX text_stats_lexeme ON knowledge_internal.text_stats (chunk_config, lexeme);
 -- Not dumped: restoring knowledge.chunks writes it again through the triggers below.
 -- Granted to nobody: lexemes are the documents' vocabulary.
-REVOKE ALL ON knowledge.text_stats FROM PUBLIC;
--- knowledge.text_stats as knowledge.search reads it: every row for a role that may read
+REVOKE ALL ON knowledge_internal.text_stats FROM PUBLIC;
+-- knowledge_internal.text_stats as knowledge.search reads it: every row for a role that may read
 -- knowledge.chunks, none for another (current_user in a view is the querying role; the
 -- barrier keeps the role's own conditions from seeing rows before that check does).
 CREATE VIEW knowledge_internal.text_stats_visible WITH (security_barrier) AS
-SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats AS s
+SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats AS s
 WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
 GRANT SELECT ON knowledge_internal.text_stats_visible TO PUBLIC;
 
 -- The differences of transactions in progress, per chunk row written, until their commit adds
--- them up into knowledge.text_stats (a rolled-back statement's go with it).
+-- them up into knowledge_internal.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.
 CREATE UNLOGGED TABLE knowledge_internal.text_stats_pending (
     xid xid8 NOT NULL,
@@ -176,13 +176,13 @@ GRANT SELECT ON knowledge_internal.text_stats_pending TO PUBLIC;
 -- at once leave two equal rows) and deleted, lowest id first, past pg_chunk.stored_vectors_mb.
 -- Not dumped: a restored store embeds afresh what it writes. Granted to nobody: it holds the
 -- vectors of the documents' sentences.
-CREATE TABLE knowledge.stored_vectors (
+CREATE TABLE knowledge_internal.stored_vectors (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     key bytea NOT NULL,
     model text NOT NULL,
     embedding vector NOT NULL
 );
-CREATE INDEX stored_vectors_key ON knowledge.stored_vectors USING hash (key);
+CREATE INDEX stored_vectors_key ON knowledge_internal.stored_vectors USING hash (key);
 
 -- What each knowledge.write_chunks call did (one row per call, so writers never wait on each
 -- other's rows); knowledge.embedding_run_stats sums them per run. Delete rows whenever you like:
@@ -196,7 +196,7 @@ CREATE TABLE knowledge.embedding_writes (
     chunks_written int NOT NULL,
     chunks_kept int NOT NULL,
     -- Texts (sentences and chunks) the model embedded, and texts whose vector was reused from
-    -- knowledge.stored_vectors or the backend's cache.
+    -- knowledge_internal.stored_vectors or the backend's cache.
     vectors_embedded int NOT NULL,
     vectors_reused int NOT NULL
 );
@@ -213,7 +213,7 @@ GROUP BY r.id;
 
 SELECT pg_catalog.pg_extension_config_dump('knowledge.embedding_writes', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.embedding_writes_id_seq', '');
-REVOKE ALL ON knowledge.stored_vectors, knowledge.embedding_writes, knowledge.embedding_run_stats FROM PUBLIC;
+REVOKE ALL ON knowledge_internal.stored_vectors, knowledge.embedding_writes, knowledge.embedding_run_stats FROM PUBLIC;
 GRANT SELECT ON knowledge.embedding_run_stats TO PUBLIC;
 
 -- A config's indexes: create_vector_index takes the config's row (a rename makes the new ones
@@ -722,7 +722,7 @@ BEGIN
     WITH mine AS (
         DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
     ), added AS (
-        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
         SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
         GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
         RETURNING chunk_config, lexeme
@@ -735,16 +735,16 @@ BEGIN
     FOR config IN SELECT DISTINCT unnest(configs) LOOP
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge_internal.text_stats_lock_class(), hashtext(config));
         WITH crowded AS (
-            SELECT s.lexeme FROM knowledge.text_stats AS s
+            SELECT s.lexeme FROM knowledge_internal.text_stats AS s
             WHERE s.chunk_config = config
               AND s.lexeme = ANY (ARRAY(SELECT t.l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
             GROUP BY s.lexeme HAVING count(*) >= knowledge_internal.text_stats_fold_rows()
         ), folded AS (
-            DELETE FROM knowledge.text_stats AS s USING crowded
+            DELETE FROM knowledge_internal.text_stats AS s USING crowded
             WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
             RETURNING s.lexeme, s.chunks, s.occurrences
         )
-        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
         SELECT config, f.lexeme, sum(f.chunks), sum(f.occurrences) FROM folded AS f
         GROUP BY f.lexeme HAVING sum(f.chunks) <> 0 OR sum(f.occurrences) <> 0;
     END LOOP;
@@ -755,7 +755,7 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.clear_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
-    DELETE FROM knowledge.text_stats;
+    DELETE FROM knowledge_internal.text_stats;
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
     RETURN NULL;
 END
@@ -766,11 +766,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
     written bigint;
 BEGIN
-    LOCK TABLE knowledge.text_stats IN SHARE ROW EXCLUSIVE MODE;
-    DELETE FROM knowledge.text_stats;
+    LOCK TABLE knowledge_internal.text_stats IN SHARE ROW EXCLUSIVE MODE;
+    DELETE FROM knowledge_internal.text_stats;
     -- The count below includes this transaction's own chunks.
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
-    INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+    INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
     WITH occurrences AS (
         SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
         FROM knowledge.chunks AS c, unnest(c.tsv) AS t
@@ -1265,15 +1265,15 @@ COMMENT ON FUNCTION knowledge.token_count(text, text) IS
 'Tokens in a text as the model''s tokenizer counts them, without special tokens.';
 
 COMMENT ON FUNCTION knowledge.embedding_stats() IS
-'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge.stored_vectors, chunk rows written.';
+'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge_internal.stored_vectors, chunk rows written.';
 
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
 
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text) IS
-'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge.stored_vectors first and saved there when it had to be embedded.';
+'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge_internal.stored_vectors first and saved there when it had to be embedded.';
 
-COMMENT ON TABLE knowledge.stored_vectors IS
+COMMENT ON TABLE knowledge_internal.stored_vectors IS
 'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
@@ -1295,9 +1295,9 @@ COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
 'The tsvector that knowledge.search''s text leg indexes a chunk (and reads a query) with: to_tsvector of the text, CJK runs written as overlapping bigrams first.';
 
 COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
-'Recomputes knowledge.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
+'Recomputes knowledge_internal.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
 
-COMMENT ON TABLE knowledge.text_stats IS
+COMMENT ON TABLE knowledge_internal.text_stats IS
 'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';
 
 -- ==== sql/upgrade/0.2.0--0.3.0/after.sql

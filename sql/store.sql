@@ -110,13 +110,13 @@ CREATE INDEX chunks_run_id ON knowledge.chunks (run_id);
 -- at once leave two equal rows) and deleted, lowest id first, past pg_chunk.stored_vectors_mb.
 -- Not dumped: a restored store embeds afresh what it writes. Granted to nobody: it holds the
 -- vectors of the documents' sentences.
-CREATE TABLE knowledge.stored_vectors (
+CREATE TABLE knowledge_internal.stored_vectors (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     key bytea NOT NULL,
     model text NOT NULL,
     embedding vector NOT NULL
 );
-CREATE INDEX stored_vectors_key ON knowledge.stored_vectors USING hash (key);
+CREATE INDEX stored_vectors_key ON knowledge_internal.stored_vectors USING hash (key);
 
 -- What each knowledge_internal.write_chunks call did (one row per call, so writers never wait on each
 -- other's rows); knowledge.embedding_run_stats sums them per run. Delete rows whenever you like:
@@ -130,7 +130,7 @@ CREATE TABLE knowledge.embedding_writes (
     chunks_written int NOT NULL,
     chunks_kept int NOT NULL,
     -- Texts (sentences and chunks) the model embedded, and texts whose vector was reused from
-    -- knowledge.stored_vectors or the backend's cache.
+    -- knowledge_internal.stored_vectors or the backend's cache.
     vectors_embedded int NOT NULL,
     vectors_reused int NOT NULL
 );
@@ -161,7 +161,7 @@ SELECT pg_catalog.pg_extension_config_dump('knowledge.chunks', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.chunks_id_seq', '');
 
 REVOKE ALL ON knowledge.chunk_configs, knowledge.languages, knowledge.attachments, knowledge.documents,
-    knowledge.embedding_runs, knowledge.chunks, knowledge.stored_vectors, knowledge.embedding_writes,
+    knowledge.embedding_runs, knowledge.chunks, knowledge_internal.stored_vectors, knowledge.embedding_writes,
     knowledge.embedding_run_stats FROM PUBLIC;
 GRANT SELECT ON knowledge.chunk_configs, knowledge.languages, knowledge.embedding_runs, knowledge.embedding_run_stats TO PUBLIC;
 
@@ -364,7 +364,7 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 $$;
 
 -- Brings documents' chunks for one config to what knowledge.chunk gives now, embedded (the
--- chunks of all of them go to the model together, each text looked up in knowledge.stored_vectors
+-- chunks of all of them go to the model together, each text looked up in knowledge_internal.stored_vectors
 -- first). A chunk row equal to what it would be written as (text, place, metadata, vector, run)
 -- is left as it is, id included, and one that only moved gets its new char_offset; the others
 -- are deleted and inserted. Records the write in

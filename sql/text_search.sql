@@ -14,26 +14,26 @@ RETURN pg_catalog.to_tsvector(language, knowledge.cjk_bigrams(content));
 -- each other's rows, and folds a lexeme's rows into one once it has many. Exact after any
 -- sequence of writes, rollbacks and truncations; knowledge.rebuild_text_stats recomputes it
 -- from the chunks (after a data-only restore with triggers disabled, say).
-CREATE TABLE knowledge.text_stats (
+CREATE TABLE knowledge_internal.text_stats (
     chunk_config text NOT NULL,
     lexeme text NOT NULL,
     chunks bigint NOT NULL,
     occurrences bigint NOT NULL
 );
-CREATE INDEX text_stats_lexeme ON knowledge.text_stats (chunk_config, lexeme);
+CREATE INDEX text_stats_lexeme ON knowledge_internal.text_stats (chunk_config, lexeme);
 -- Not dumped: restoring knowledge.chunks writes it again through the triggers below.
 -- Granted to nobody: lexemes are the documents' vocabulary.
-REVOKE ALL ON knowledge.text_stats FROM PUBLIC;
--- knowledge.text_stats as knowledge.search reads it: every row for a role that may read
+REVOKE ALL ON knowledge_internal.text_stats FROM PUBLIC;
+-- knowledge_internal.text_stats as knowledge.search reads it: every row for a role that may read
 -- knowledge.chunks, none for another (current_user in a view is the querying role; the
 -- barrier keeps the role's own conditions from seeing rows before that check does).
 CREATE VIEW knowledge_internal.text_stats_visible WITH (security_barrier) AS
-SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats AS s
+SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats AS s
 WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
 GRANT SELECT ON knowledge_internal.text_stats_visible TO PUBLIC;
 
 -- The differences of transactions in progress, per chunk row written, until their commit adds
--- them up into knowledge.text_stats (a rolled-back statement's go with it).
+-- them up into knowledge_internal.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.
 CREATE UNLOGGED TABLE knowledge_internal.text_stats_pending (
     xid xid8 NOT NULL,
@@ -94,7 +94,7 @@ CREATE TRIGGER chunks_text_stats BEFORE INSERT OR UPDATE OR DELETE ON knowledge.
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.count_text_stats();
 
 -- At commit (deferred), once per transaction that wrote chunks: adds up its pending differences
--- into one row per (config, lexeme) of knowledge.text_stats, then folds the rows of the lexemes
+-- into one row per (config, lexeme) of knowledge_internal.text_stats, then folds the rows of the lexemes
 -- it touched that have many. Folding needs READ COMMITTED (a REPEATABLE READ transaction would
 -- fail on rows folded since its snapshot) and the config's advisory lock (one folder at a time);
 -- a transaction without either leaves its rows for the next. The queries use the indexes: PL/pgSQL
@@ -110,7 +110,7 @@ BEGIN
     WITH mine AS (
         DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
     ), added AS (
-        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
         SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
         GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
         RETURNING chunk_config, lexeme
@@ -123,16 +123,16 @@ BEGIN
     FOR config IN SELECT DISTINCT unnest(configs) LOOP
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(knowledge_internal.text_stats_lock_class(), hashtext(config));
         WITH crowded AS (
-            SELECT s.lexeme FROM knowledge.text_stats AS s
+            SELECT s.lexeme FROM knowledge_internal.text_stats AS s
             WHERE s.chunk_config = config
               AND s.lexeme = ANY (ARRAY(SELECT t.l FROM unnest(configs, lexemes) AS t (c, l) WHERE t.c = config))
             GROUP BY s.lexeme HAVING count(*) >= knowledge_internal.text_stats_fold_rows()
         ), folded AS (
-            DELETE FROM knowledge.text_stats AS s USING crowded
+            DELETE FROM knowledge_internal.text_stats AS s USING crowded
             WHERE s.chunk_config = config AND s.lexeme = crowded.lexeme
             RETURNING s.lexeme, s.chunks, s.occurrences
         )
-        INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+        INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
         SELECT config, f.lexeme, sum(f.chunks), sum(f.occurrences) FROM folded AS f
         GROUP BY f.lexeme HAVING sum(f.chunks) <> 0 OR sum(f.occurrences) <> 0;
     END LOOP;
@@ -149,7 +149,7 @@ DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge_internal.a
 CREATE FUNCTION knowledge_internal.clear_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
-    DELETE FROM knowledge.text_stats;
+    DELETE FROM knowledge_internal.text_stats;
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
     RETURN NULL;
 END
@@ -158,7 +158,7 @@ $$;
 CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
 FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.clear_text_stats();
 
--- Recomputes knowledge.text_stats from knowledge.chunks, one row per (config, lexeme); returns
+-- Recomputes knowledge_internal.text_stats from knowledge.chunks, one row per (config, lexeme); returns
 -- the rows written. Other transactions that wrote chunks wait at their commit until it commits
 -- (the table lock), so nothing is counted twice or missed.
 CREATE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
@@ -166,11 +166,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
     written bigint;
 BEGIN
-    LOCK TABLE knowledge.text_stats IN SHARE ROW EXCLUSIVE MODE;
-    DELETE FROM knowledge.text_stats;
+    LOCK TABLE knowledge_internal.text_stats IN SHARE ROW EXCLUSIVE MODE;
+    DELETE FROM knowledge_internal.text_stats;
     -- The count below includes this transaction's own chunks.
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
-    INSERT INTO knowledge.text_stats (chunk_config, lexeme, chunks, occurrences)
+    INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
     WITH occurrences AS (
         SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
         FROM knowledge.chunks AS c, unnest(c.tsv) AS t
@@ -215,7 +215,7 @@ $$;
 -- with the number of chunks holding it (df), rarest first; the tsquery that finds the
 -- candidates (an OR of the rarest lexemes, see knowledge_internal.text_candidate_limit); and the
 -- config's chunk count and mean chunk length. All NULL when nothing of the query is there.
--- The statistics are knowledge.text_stats with the calling transaction's own pending
+-- The statistics are knowledge_internal.text_stats with the calling transaction's own pending
 -- differences, so a transaction sees the figures of the chunks it sees. Its plans use the
 -- indexes (as knowledge_internal.add_text_stats's do).
 CREATE FUNCTION knowledge_internal.text_query(config text, query text, language regconfig,

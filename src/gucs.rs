@@ -132,7 +132,7 @@ pub fn init() {
     );
     GucRegistry::define_int_guc(
         c"pg_chunk.stored_vectors_mb",
-        c"Room for knowledge.stored_vectors, the vectors the store reuses, in MB (0 turns reuse off).",
+        c"Room for knowledge_internal.stored_vectors, the vectors the store reuses, in MB (0 turns reuse off).",
         c"",
         &STORED_VECTORS_MB,
         0,

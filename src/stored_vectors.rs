@@ -59,9 +59,9 @@ impl StoredVectors {
             return Ok(None);
         }
         // (has_table_privilege with several privileges asks whether any of them is held.)
-        let query = "SELECT pg_catalog.has_table_privilege('knowledge.stored_vectors', 'SELECT') \
-                     AND pg_catalog.has_table_privilege('knowledge.stored_vectors', 'INSERT') \
-                     AND pg_catalog.has_table_privilege('knowledge.stored_vectors', 'DELETE')";
+        let query = "SELECT pg_catalog.has_table_privilege('knowledge_internal.stored_vectors', 'SELECT') \
+                     AND pg_catalog.has_table_privilege('knowledge_internal.stored_vectors', 'INSERT') \
+                     AND pg_catalog.has_table_privilege('knowledge_internal.stored_vectors', 'DELETE')";
         let allowed =
             Spi::connect(|client| client.select(query, Some(1), &[])?.first().get_one::<bool>()).map_err(spi_error)?;
         if allowed != Some(true) {
@@ -80,7 +80,7 @@ impl StoredVectors {
     /// The stored vector of each text, if there is one of the model's dimension.
     fn look_up(&self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>, Error> {
         let keys: Vec<Vec<u8>> = texts.iter().map(|t| self.key(t)).collect();
-        let query = "SELECT (SELECT s.embedding::pg_catalog.float4[] FROM knowledge.stored_vectors AS s \
+        let query = "SELECT (SELECT s.embedding::pg_catalog.float4[] FROM knowledge_internal.stored_vectors AS s \
                              WHERE s.key OPERATOR(pg_catalog.=) k.key LIMIT 1) \
                      FROM pg_catalog.unnest($1::pg_catalog.bytea[]) WITH ORDINALITY AS k(key, i) ORDER BY k.i";
         let found = Spi::connect(|client| {
@@ -98,12 +98,12 @@ impl StoredVectors {
             return Ok(());
         }
         let keys: Vec<Vec<u8>> = texts.iter().map(|t| self.key(t)).collect();
-        let insert = "INSERT INTO knowledge.stored_vectors (key, model, embedding) \
+        let insert = "INSERT INTO knowledge_internal.stored_vectors (key, model, embedding) \
                       SELECT k.key, $2, ($3::pg_catalog.float4[])[(k.i::pg_catalog.int4 - 1) * $4 + 1 : k.i::pg_catalog.int4 * $4] \
                       FROM pg_catalog.unnest($1::pg_catalog.bytea[]) WITH ORDINALITY AS k(key, i)";
-        let evict = "DELETE FROM knowledge.stored_vectors AS s WHERE s.id OPERATOR(pg_catalog.=) ANY (ARRAY( \
-                         SELECT v.id FROM knowledge.stored_vectors AS v \
-                         WHERE v.id OPERATOR(pg_catalog.<=) ((SELECT pg_catalog.max(m.id) FROM knowledge.stored_vectors AS m) OPERATOR(pg_catalog.-) $1) \
+        let evict = "DELETE FROM knowledge_internal.stored_vectors AS s WHERE s.id OPERATOR(pg_catalog.=) ANY (ARRAY( \
+                         SELECT v.id FROM knowledge_internal.stored_vectors AS v \
+                         WHERE v.id OPERATOR(pg_catalog.<=) ((SELECT pg_catalog.max(m.id) FROM knowledge_internal.stored_vectors AS m) OPERATOR(pg_catalog.-) $1) \
                          ORDER BY v.id FOR UPDATE SKIP LOCKED))";
         let dimension = i32::try_from(self.dimension).unwrap_or(i32::MAX);
         Spi::connect_mut(|client| {
@@ -131,5 +131,5 @@ impl VectorStore for StoredVectors {
 }
 
 fn spi_error(error: pgrx::spi::SpiError) -> Error {
-    Error::Registry(format!("knowledge.stored_vectors: {error}"))
+    Error::Registry(format!("knowledge_internal.stored_vectors: {error}"))
 }

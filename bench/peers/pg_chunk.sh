@@ -55,7 +55,7 @@ measure() {
     sql -v id="$1" -v label="$2" -v task="$3" -v model="$4" -v mode="$5" -v round="$ROUND" -v threads="$THREADS" <<'SQL'
 SET client_min_messages = warning;
 SET pg_chunk.embedding_cache_mb = 0;
--- No vectors reused from knowledge.stored_vectors (an earlier round's inserts would fill it).
+-- No vectors reused from knowledge_internal.stored_vectors (an earlier round's inserts would fill it).
 SET pg_chunk.stored_vectors_mb = 0;
 SELECT set_config('pg_chunk.threads', :'threads', false) AS ignored \gset
 SELECT set_config('bench.task', :'task', false) AS ignored, set_config('bench.model', :'model', false) AS ignored2,

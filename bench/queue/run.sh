@@ -99,7 +99,7 @@ for ((round = 1; round <= RUNS; round++)); do
         done
     done
 done
-kept=$(sql -c 'SELECT count(*) FROM knowledge.stored_vectors')
+kept=$(sql -c 'SELECT count(*) FROM knowledge_internal.stored_vectors')
 [ "$kept" = 0 ] || { echo "$kept vectors were stored: later rounds may have reused them" >&2; exit 1; }
 
 # What follows is also written to RESULTS/queue.md (default bench/queue/results, the latest run

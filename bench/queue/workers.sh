@@ -71,7 +71,7 @@ measure() {
     [ "$(sql -c "SELECT knowledge.wait_for_queue('60 min')")" = t ] || { echo "the queue did not drain" >&2; exit 1; }
     seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     [ "$(sql -c 'SELECT count(DISTINCT document_id) FROM knowledge.chunks')" = "$DOCUMENTS" ] || { echo "not every document has chunks" >&2; exit 1; }
-    [ "$(sql -c 'SELECT count(*) FROM knowledge.stored_vectors')" = 0 ] || { echo "vectors were stored: later rounds may reuse them" >&2; exit 1; }
+    [ "$(sql -c 'SELECT count(*) FROM knowledge_internal.stored_vectors')" = 0 ] || { echo "vectors were stored: later rounds may reuse them" >&2; exit 1; }
     awk -v r="$round" -v w="$workers" '{ printf "%s\t%s\tcommit_ms\t%.3f\n", r, w, $3 / 1000 }' "$OUT"/pgbench_log.* >>"$results"
     printf '%s\t%s\tdrain_s\t%s\n' "$round" "$workers" "$seconds" >>"$results"
     say "round $round, $workers worker(s): drained in $seconds s"

@@ -36,11 +36,11 @@ FROM (SELECT body FROM bench_pages ORDER BY page LIMIT :pages) AS p,
      knowledge_internal.embed_chunks(p.body, (SELECT effective_cfg FROM knowledge.chunk_configs WHERE name = 'default'), :'model') \gset
 SELECT extract(epoch FROM clock_timestamp() - :'started'::timestamptz) AS seconds \gset
 \endif
--- No vector taken from knowledge.stored_vectors: every text was embedded in this run.
+-- No vector taken from knowledge_internal.stored_vectors: every text was embedded in this run.
 DO $$
 BEGIN
     IF (SELECT sum(stored_hits) FROM knowledge.embedding_stats()) > 0 THEN
-        RAISE EXCEPTION 'vectors came from knowledge.stored_vectors: the run did not embed every text';
+        RAISE EXCEPTION 'vectors came from knowledge_internal.stored_vectors: the run did not embed every text';
     END IF;
 END
 $$;

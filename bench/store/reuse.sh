@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reuse benchmark: what knowledge.stored_vectors saves the store's writes. Prints
+# Reuse benchmark: what knowledge_internal.stored_vectors saves the store's writes. Prints
 # markdown tables.
 #
 #   bash bench/store/reuse.sh
@@ -49,7 +49,7 @@ results=$OUT/reuse.tsv
 
 sql() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$DB" "$@"; }
 empty_store() { sql -c 'SET client_min_messages = warning' -c 'TRUNCATE knowledge.documents CASCADE' \
-                    -c 'TRUNCATE knowledge.stored_vectors' -c 'TRUNCATE knowledge.embedding_writes'; }
+                    -c 'TRUNCATE knowledge_internal.stored_vectors' -c 'TRUNCATE knowledge.embedding_writes'; }
 # One reuse.sql session: its "key value" rows as "round workload setting statement key value".
 session() {
     local round=$1 workload=$2 setting=$3 statement=$4
@@ -214,8 +214,8 @@ for ((round = 1; round <= CORPUS_ROUNDS; round++)); do
         # The whole table's figures, and what it takes on disk.
         sql -F ' ' -c "SELECT (SELECT coalesce(sum(vectors_embedded), 0) FROM knowledge.embedding_writes), (SELECT count(*) FROM knowledge.documents),
                               (SELECT coalesce(sum(octet_length(content)), 0) FROM knowledge.documents), (SELECT count(*) FROM knowledge.chunks),
-                              (SELECT count(DISTINCT content) FROM knowledge.chunks), (SELECT count(*) FROM knowledge.stored_vectors),
-                              pg_total_relation_size('knowledge.stored_vectors')" |
+                              (SELECT count(DISTINCT content) FROM knowledge.chunks), (SELECT count(*) FROM knowledge_internal.stored_vectors),
+                              pg_total_relation_size('knowledge_internal.stored_vectors')" |
             awk -v r="$round" -v s="$setting" '{ split("table_vectors_embedded stored_documents document_bytes chunks distinct_chunks stored_rows stored_bytes", k, " ")
                                                  for (i = 1; i <= 7; i++) printf "%s\tB\t%s\ttotal\t%s\t%s\n", r, s, k[i], $i }' >>"$results"
         say "round $round: stored vectors $setting: $(value "$round" B "$setting" corpus seconds | awk '{ printf "%.2f s", $1 }') in inserts, $(value "$round" B "$setting" total wall_seconds) s wall, $(value "$round" B "$setting" corpus vectors_embedded) vectors embedded, $(value "$round" B "$setting" corpus vectors_reused) reused"
@@ -291,7 +291,7 @@ END {
     n = pick(rows, "B", "on", "total", "stored_rows"); if (n == 0) exit
     pick(bytes, "B", "on", "total", "stored_bytes"); pick(docb, "B", "on", "total", "document_bytes")
     pick(ch, "B", "on", "total", "chunks"); pick(dch, "B", "on", "total", "distinct_chunks")
-    printf "B, stored vectors on: knowledge.stored_vectors %s rows, %s bytes (pg_total_relation_size): %.0f bytes a row, %.2f MB per MB of documents; %s chunks, %s distinct texts\n",
+    printf "B, stored vectors on: knowledge_internal.stored_vectors %s rows, %s bytes (pg_total_relation_size): %.0f bytes a row, %.2f MB per MB of documents; %s chunks, %s distinct texts\n",
         fig(rows, n), fig(bytes, n), median(bytes, n) / median(rows, n), median(bytes, n) / median(docb, n), fig(ch, n), fig(dch, n)
 }' "$results"
 say "wall time $((SECONDS - started)) s; rows in $results"

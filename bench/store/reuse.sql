@@ -8,7 +8,7 @@
 -- statement only queues, and the clock also takes knowledge.process_queue(), which is what a
 -- background worker runs (same function, same session settings). The embedding cache is off; the model is loaded, its
 -- file hashed and one sentence written through the store before the clock starts (that write's
--- rows in knowledge.embedding_writes and knowledge.stored_vectors are deleted again).
+-- rows in knowledge.embedding_writes and knowledge_internal.stored_vectors are deleted again).
 -- Prints "key value" rows: seconds, warm_write_seconds (the warm-up write: what a session's
 -- first write would pay besides), writes, documents, vectors_embedded, vectors_reused,
 -- chunks_written, chunks_kept (summed over the knowledge.embedding_writes rows of the timed
@@ -23,11 +23,11 @@ SET pg_chunk.stored_vectors_mb = 0;
 \endif
 SELECT knowledge.embed('warm up') IS NOT NULL AS loaded \gset
 SELECT knowledge_internal.model_file_sha256('all-minilm-l6-v2') IS NOT NULL AS hashed \gset
-SELECT coalesce(max(id), 0) AS stored_before, clock_timestamp() AS warm_started FROM knowledge.stored_vectors \gset
+SELECT coalesce(max(id), 0) AS stored_before, clock_timestamp() AS warm_started FROM knowledge_internal.stored_vectors \gset
 INSERT INTO knowledge.documents (content) VALUES ('Nothing in the benchmark documents reads like this warm-up line.') RETURNING id AS warm_id \gset
 SELECT extract(epoch FROM clock_timestamp() - :'warm_started'::timestamptz) AS warm_write_seconds \gset
 DELETE FROM knowledge.documents WHERE id = :warm_id;
-DELETE FROM knowledge.stored_vectors WHERE id > :stored_before;
+DELETE FROM knowledge_internal.stored_vectors WHERE id > :stored_before;
 DELETE FROM knowledge.embedding_writes WHERE written_at >= :'warm_started';
 \if :is_edit
 CREATE TEMP TABLE chunks_before AS SELECT content FROM knowledge.chunks;

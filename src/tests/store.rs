@@ -199,18 +199,18 @@ mod tests {
         Spi::run("SET ROLE reuse_plain_role").unwrap();
         let chunks = one::<i64>(&stored);
         Spi::run("RESET ROLE").unwrap();
-        assert!(chunks > 0, "a role without rights on knowledge.stored_vectors still gets its chunks");
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), 0);
+        assert!(chunks > 0, "a role without rights on knowledge_internal.stored_vectors still gets its chunks");
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge_internal.stored_vectors"), 0);
         // The owner's call stores each sentence and chunk (4 sentences, at least one chunk).
         assert_eq!(one::<i64>(&stored), chunks);
-        assert!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors") > 4);
+        assert!(one::<i64>("SELECT count(*) FROM knowledge_internal.stored_vectors") > 4);
         // A static model's vectors are not stored (embedding costs it less than a row).
-        let before = one::<i64>("SELECT count(*) FROM knowledge.stored_vectors");
+        let before = one::<i64>("SELECT count(*) FROM knowledge_internal.stored_vectors");
         one::<i64>(&stored.replace("all-minilm-l6-v2", "potion-base-8m"));
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), before);
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge_internal.stored_vectors"), before);
         // The ad hoc function stores nothing.
-        let before = one::<i64>("SELECT count(*) FROM knowledge.stored_vectors");
+        let before = one::<i64>("SELECT count(*) FROM knowledge_internal.stored_vectors");
         one::<i64>(&format!("SELECT count(*) FROM knowledge_internal.embed_chunks_batch(ARRAY[1], ARRAY['{DOC} More.'], '{{}}', 'all-minilm-l6-v2')"));
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.stored_vectors"), before);
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge_internal.stored_vectors"), before);
     }
 }

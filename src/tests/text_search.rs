@@ -77,7 +77,7 @@ mod tests {
             insert(i);
         }
         // The test's transaction never commits: so far everything is pending.
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.text_stats"), 0);
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge_internal.text_stats"), 0);
         assert_stats_exact("after 6 inserts, pending");
         // Adding up at commit happens at each statement's end from here on (and now for the six).
         Spi::run("SET CONSTRAINTS knowledge_internal.text_stats_commits_add IMMEDIATE").unwrap();
@@ -88,8 +88,9 @@ mod tests {
         assert_stats_exact("after 12 inserts");
         // Seven more statements each added a row for "rain": folding kept its rows few.
         assert!(
-            one::<i64>("SELECT count(*) FROM knowledge.text_stats WHERE chunk_config = 'words' AND lexeme = 'rain'")
-                < 8
+            one::<i64>(
+                "SELECT count(*) FROM knowledge_internal.text_stats WHERE chunk_config = 'words' AND lexeme = 'rain'"
+            ) < 8
         );
         Spi::run("UPDATE knowledge.documents SET content = 'Volcanoes erupt; lava cools into basalt and rain.' WHERE content LIKE 'Document 3:%'").unwrap();
         assert_stats_exact("after an update");
@@ -112,7 +113,7 @@ mod tests {
         assert_stats_exact("after a rebuild");
         Spi::run("TRUNCATE knowledge.documents CASCADE").unwrap();
         assert_stats_exact("after TRUNCATE");
-        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge.text_stats"), 0);
+        assert_eq!(one::<i64>("SELECT count(*) FROM knowledge_internal.text_stats"), 0);
         insert(100);
         Spi::run("DELETE FROM knowledge.chunk_configs WHERE name = 'words2'").unwrap();
         assert_stats_exact("after deleting the config");

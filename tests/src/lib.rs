@@ -120,7 +120,7 @@ pub fn connection_string(database: &str) -> String {
     params(database)
 }
 
-/// Differences between knowledge.text_stats and a count made afresh from the chunks.
+/// Differences between knowledge_internal.text_stats and a count made afresh from the chunks.
 pub const TEXT_STATS_MISMATCHES: &str = include_str!("../fixtures/text_stats_mismatches.sql");
 
 /// Rows where knowledge.chunks differs from what the store promises, as descriptions (empty
@@ -130,7 +130,7 @@ pub const TEXT_STATS_MISMATCHES: &str = include_str!("../fixtures/text_stats_mis
 /// model), each embedded as knowledge.embed gives its content
 /// (cosine distance under 1e-4; a transformer batches them), with the tsvector of its content
 /// in the document's language (knowledge.text_vector) and the model of its config; and BM25's
-/// statistics (knowledge.text_stats) exactly those of the chunks.
+/// statistics (knowledge_internal.text_stats) exactly those of the chunks.
 pub fn store_mismatches(client: &mut Client) -> Vec<String> {
     let query = "
         WITH expected AS (

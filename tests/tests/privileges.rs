@@ -130,7 +130,7 @@ fn text_statistics_are_shown_only_to_roles_that_may_read_the_chunks() {
         Ok(0)
     );
     assert_eq!(
-        as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge.text_stats"),
+        as_role("pgchunk_stats_outsider", "SELECT count(*) FROM knowledge_internal.text_stats"),
         Err("42501".to_string())
     );
     assert_eq!(
@@ -168,7 +168,7 @@ fn a_plain_role_cannot_raise_memory_hold_the_queue_or_skip_chunking() {
     refused(&mut plain, "SELECT knowledge.process_queue()");
     refused(&mut plain, "SELECT knowledge.retry_failed()");
     refused(&mut plain, "SELECT knowledge.rebuild_text_stats()");
-    refused(&mut plain, "SELECT * FROM knowledge.stored_vectors");
+    refused(&mut plain, "SELECT * FROM knowledge_internal.stored_vectors");
     // What it may do still works: threads above the ceiling are capped, not refused.
     plain.batch_execute("SET pg_chunk.batch_size = 1024; SET pg_chunk.threads = 2").unwrap();
     plain

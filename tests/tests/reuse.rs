@@ -21,7 +21,7 @@ fn reuse_database(name: &str) -> Client {
 }
 
 /// A new backend of the test's database, with no vectors in its own cache: what it reuses comes
-/// from knowledge.stored_vectors.
+/// from knowledge_internal.stored_vectors.
 fn new_session(name: &str) -> Client {
     let mut client = connect_database(name);
     client.batch_execute("SET pg_chunk.embedding_cache_mb = 0").unwrap();
@@ -190,7 +190,7 @@ fn identical_text_is_embedded_once_within_a_statement_across_documents_and_sessi
 
     // Lookups go through the hash index, not a scan.
     let plan: String = client
-        .query("EXPLAIN (COSTS OFF) SELECT embedding FROM knowledge.stored_vectors WHERE key = '\\x00'::bytea", &[])
+        .query("EXPLAIN (COSTS OFF) SELECT embedding FROM knowledge_internal.stored_vectors WHERE key = '\\x00'::bytea", &[])
         .unwrap()
         .iter()
         .map(|r| r.get::<_, String>(0))
@@ -342,7 +342,7 @@ fn stored_vectors_stay_within_their_cap_and_can_be_turned_off() {
         client.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&content]).unwrap();
     }
     let embedded = count(&mut client, "SELECT sum(vectors_embedded) FROM knowledge.embedding_writes");
-    let stored = count(&mut client, "SELECT count(*) FROM knowledge.stored_vectors");
+    let stored = count(&mut client, "SELECT count(*) FROM knowledge_internal.stored_vectors");
     assert!(embedded > 607, "the test must embed more than the cap holds: {embedded}");
     assert!((1..=607).contains(&stored), "{stored} stored vectors");
     // The newest stay: the last document's vectors are there.
@@ -353,11 +353,11 @@ fn stored_vectors_stay_within_their_cap_and_can_be_turned_off() {
 
     // Off: nothing is looked up or stored.
     session.batch_execute("SET pg_chunk.stored_vectors_mb = 0").unwrap();
-    let rows = count(&mut session, "SELECT count(*) FROM knowledge.stored_vectors");
+    let rows = count(&mut session, "SELECT count(*) FROM knowledge_internal.stored_vectors");
     session.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&topic_document(99)]).unwrap();
     session.execute("UPDATE knowledge.documents SET content = content || ' More.' WHERE id = (SELECT min(id) FROM knowledge.documents)", &[]).unwrap();
     assert_eq!(last_write(&mut session).reused, 0);
-    assert_eq!(count(&mut session, "SELECT count(*) FROM knowledge.stored_vectors"), rows);
+    assert_eq!(count(&mut session, "SELECT count(*) FROM knowledge_internal.stored_vectors"), rows);
     assert_store_exact(&mut client, "with stored vectors off");
     // Only a superuser sets the cap.
     session

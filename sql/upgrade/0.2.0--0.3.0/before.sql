@@ -120,26 +120,26 @@ WHERE d.id = c.document_id AND knowledge.cjk_bigrams(c.content) IS DISTINCT FROM
 -- each other's rows, and folds a lexeme's rows into one once it has many. Exact after any
 -- sequence of writes, rollbacks and truncations; knowledge.rebuild_text_stats recomputes it
 -- from the chunks (after a data-only restore with triggers disabled, say).
-CREATE TABLE knowledge.text_stats (
+CREATE TABLE knowledge_internal.text_stats (
     chunk_config text NOT NULL,
     lexeme text NOT NULL,
     chunks bigint NOT NULL,
     occurrences bigint NOT NULL
 );
-CREATE INDEX text_stats_lexeme ON knowledge.text_stats (chunk_config, lexeme);
+CREATE INDEX text_stats_lexeme ON knowledge_internal.text_stats (chunk_config, lexeme);
 -- Not dumped: restoring knowledge.chunks writes it again through the triggers below.
 -- Granted to nobody: lexemes are the documents' vocabulary.
-REVOKE ALL ON knowledge.text_stats FROM PUBLIC;
--- knowledge.text_stats as knowledge.search reads it: every row for a role that may read
+REVOKE ALL ON knowledge_internal.text_stats FROM PUBLIC;
+-- knowledge_internal.text_stats as knowledge.search reads it: every row for a role that may read
 -- knowledge.chunks, none for another (current_user in a view is the querying role; the
 -- barrier keeps the role's own conditions from seeing rows before that check does).
 CREATE VIEW knowledge_internal.text_stats_visible WITH (security_barrier) AS
-SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge.text_stats AS s
+SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats AS s
 WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
 GRANT SELECT ON knowledge_internal.text_stats_visible TO PUBLIC;
 
 -- The differences of transactions in progress, per chunk row written, until their commit adds
--- them up into knowledge.text_stats (a rolled-back statement's go with it).
+-- them up into knowledge_internal.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.
 CREATE UNLOGGED TABLE knowledge_internal.text_stats_pending (
     xid xid8 NOT NULL,
@@ -168,13 +168,13 @@ GRANT SELECT ON knowledge_internal.text_stats_pending TO PUBLIC;
 -- at once leave two equal rows) and deleted, lowest id first, past pg_chunk.stored_vectors_mb.
 -- Not dumped: a restored store embeds afresh what it writes. Granted to nobody: it holds the
 -- vectors of the documents' sentences.
-CREATE TABLE knowledge.stored_vectors (
+CREATE TABLE knowledge_internal.stored_vectors (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     key bytea NOT NULL,
     model text NOT NULL,
     embedding vector NOT NULL
 );
-CREATE INDEX stored_vectors_key ON knowledge.stored_vectors USING hash (key);
+CREATE INDEX stored_vectors_key ON knowledge_internal.stored_vectors USING hash (key);
 
 -- What each knowledge.write_chunks call did (one row per call, so writers never wait on each
 -- other's rows); knowledge.embedding_run_stats sums them per run. Delete rows whenever you like:
@@ -188,7 +188,7 @@ CREATE TABLE knowledge.embedding_writes (
     chunks_written int NOT NULL,
     chunks_kept int NOT NULL,
     -- Texts (sentences and chunks) the model embedded, and texts whose vector was reused from
-    -- knowledge.stored_vectors or the backend's cache.
+    -- knowledge_internal.stored_vectors or the backend's cache.
     vectors_embedded int NOT NULL,
     vectors_reused int NOT NULL
 );
@@ -205,7 +205,7 @@ GROUP BY r.id;
 
 SELECT pg_catalog.pg_extension_config_dump('knowledge.embedding_writes', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.embedding_writes_id_seq', '');
-REVOKE ALL ON knowledge.stored_vectors, knowledge.embedding_writes, knowledge.embedding_run_stats FROM PUBLIC;
+REVOKE ALL ON knowledge_internal.stored_vectors, knowledge.embedding_writes, knowledge.embedding_run_stats FROM PUBLIC;
 GRANT SELECT ON knowledge.embedding_run_stats TO PUBLIC;
 
 -- A config's indexes: create_vector_index takes the config's row (a rename makes the new ones
