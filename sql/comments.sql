@@ -1,4 +1,5 @@
--- Documentation of pg_chunk's functions, shown by \df+ and obj_description().
+-- Documentation of pg_chunk's functions, shown by \df+ and obj_description(). Every function in
+-- schema knowledge has one (tests/tests/catalog.rs); this file runs last, after the Rust ones too.
 
 COMMENT ON FUNCTION knowledge.chunk(text, jsonb) IS
 'Chunks a document with the strategy cfg names (semantic by default). Offsets are 0-based characters: substr(doc, char_offset + 1, char_length) = content.';
@@ -27,6 +28,21 @@ COMMENT ON FUNCTION knowledge.token_count(text, text) IS
 COMMENT ON FUNCTION knowledge.embedding_stats() IS
 'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge_internal.stored_vectors, chunk rows written.';
 
+COMMENT ON FUNCTION knowledge.rechunk(bigint, text) IS
+'Chunks and embeds one document again now, with the named chunk config or (config NULL) with each config it belongs to, async configs included; returns the chunk rows written.';
+
+COMMENT ON FUNCTION knowledge.rechunk_all(text, int) IS
+'Chunks and embeds again every document the named config applies to (NULL: every document with all its configs), queueing them for an async config, with a NOTICE every progress_every documents; returns the number of documents.';
+
+COMMENT ON FUNCTION knowledge.attach(regclass, name, name, text, regconfig) IS
+'Mirrors a table into knowledge.documents: each row with a non-NULL text becomes a document (source_key = its id column), kept in step by triggers on the table, TRUNCATE included; returns the rows mirrored now.';
+
+COMMENT ON FUNCTION knowledge.detach(regclass, boolean) IS
+'Stops mirroring a table attached with knowledge.attach; its documents and their chunks are deleted unless keep_documents. Returns the documents deleted.';
+
+COMMENT ON FUNCTION knowledge.search(text, int, jsonb) IS
+'The k chunks that best answer a query: the config''s HNSW index by cosine similarity and BM25 over its text index, fused by score (options: mode, config, min_score, document_ids, metadata, language, k1, b, fusion, neighbours; docs/store.md). Runs with the caller''s rights, so row-level security applies.';
+
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
 
@@ -50,6 +66,9 @@ COMMENT ON FUNCTION knowledge.retry_failed(text) IS
 
 COMMENT ON VIEW knowledge.queue_status IS
 'Asynchronous ingestion at a glance: pending, in progress, failed, done in the last minute, the oldest pending age, and the workers serving this database.';
+
+COMMENT ON FUNCTION knowledge.cjk_bigrams(text) IS
+'The text with every run of CJK characters written as its overlapping two-character words, so that PostgreSQL''s full-text parser makes lexemes of Chinese and Japanese.';
 
 COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
 'The tsvector that knowledge.search''s text leg indexes a chunk (and reads a query) with: to_tsvector of the text, CJK runs written as overlapping bigrams first.';

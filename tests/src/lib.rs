@@ -123,6 +123,9 @@ pub fn connection_string(database: &str) -> String {
 /// Differences between knowledge_internal.text_stats and a count made afresh from the chunks.
 pub const TEXT_STATS_MISMATCHES: &str = include_str!("../fixtures/text_stats_mismatches.sql");
 
+/// The functions in schema knowledge without a comment, one row each (empty when every one has).
+pub const UNCOMMENTED_FUNCTIONS: &str = include_str!("../fixtures/uncommented_functions.sql");
+
 /// Rows where knowledge.chunks differs from what the store promises, as descriptions (empty
 /// when it holds): for every document and each config it is chunked with, exactly the rows of
 /// knowledge.chunk(content, effective_cfg) (where the cfg cuts with another model than the

@@ -1,7 +1,9 @@
 //! Upgrades: every earlier release installs and updates to the current version, ending with the
 //! same objects as a fresh install and with its documents and chunks intact.
 
-use pg_chunk_client_tests::{empty_database, fresh_database, sample_document, TEXT_STATS_MISMATCHES};
+use pg_chunk_client_tests::{
+    empty_database, fresh_database, sample_document, TEXT_STATS_MISMATCHES, UNCOMMENTED_FUNCTIONS,
+};
 use postgres::Client;
 use std::collections::BTreeSet;
 
@@ -84,6 +86,12 @@ fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data()
         let extra: Vec<_> = got.difference(&want).collect();
         assert!(missing.is_empty() && extra.is_empty(), "{version} → {current} differs from a fresh install.\nmissing after the update:\n{missing:#?}\nonly after the update:\n{extra:#?}");
 
+        let uncommented: Vec<String> =
+            client.query(UNCOMMENTED_FUNCTIONS, &[]).unwrap().iter().map(|row| row.get(0)).collect();
+        assert!(
+            uncommented.is_empty(),
+            "{version} → {current}: functions in knowledge without a comment: {uncommented:?}"
+        );
         assert_eq!(
             models(&mut client),
             want_models,
