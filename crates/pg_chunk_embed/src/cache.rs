@@ -4,38 +4,25 @@
 //! twice), and an embedding costs milliseconds while a lookup costs a hash. The owner keeps one in
 //! a `thread_local!`; nothing here is shared between backends.
 //!
-//! Recency is a queue of stamped uses: every get or insert pushes (key, new stamp) and records the
-//! stamp on the entry; eviction pops from the front and skips uses whose stamp is no longer the
-//! entry's. The queue is compacted when stale uses outnumber live ones, so every operation is
-//! O(1) amortised.
+//! Recency is the `lru` crate's, over an unbounded `LruCache`: this file counts bytes and evicts
+//! from the least recently used end until an entry fits, so the bound is exact in bytes as
+//! [`entry_bytes`] counts them (the crate's own bound counts entries).
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::borrow::Borrow;
+use std::hash::{Hash, Hasher};
 
-/// Bytes counted per entry on top of its text and vector: map slots, keys and the recency queue.
-/// An estimate; what matters is that the bound grows with the number of entries too.
+use lru::LruCache;
+
+/// Bytes counted per entry on top of its text and vector: the map's slot, the key's length and
+/// the recency list's links. An estimate; what matters is that the bound grows with the number of
+/// entries too.
 pub const ENTRY_OVERHEAD_BYTES: usize = 64;
 
 /// The cache: vectors by model key and text, least recently used evicted first.
 pub struct EmbeddingCache {
     capacity_bytes: usize,
     bytes: usize,
-    len: usize,
-    next_stamp: u64,
-    models: HashMap<Arc<str>, HashMap<Arc<str>, CachedVector>>,
-    recency: VecDeque<Use>,
-}
-
-struct CachedVector {
-    vector: Vec<f32>,
-    /// The stamp of this entry's latest use; older uses of it in the queue are stale.
-    stamp: u64,
-}
-
-struct Use {
-    model: Arc<str>,
-    text: Arc<str>,
-    stamp: u64,
+    entries: LruCache<Key, Vec<f32>>,
 }
 
 /// What an entry counts against the capacity.
@@ -46,77 +33,49 @@ pub fn entry_bytes(text: &str, dimension: usize) -> usize {
 impl EmbeddingCache {
     /// A cache holding at most `capacity_bytes` (as counted by [`entry_bytes`]); 0 disables it.
     pub fn new(capacity_bytes: usize) -> Self {
-        EmbeddingCache {
-            capacity_bytes,
-            bytes: 0,
-            len: 0,
-            next_stamp: 0,
-            models: HashMap::new(),
-            recency: VecDeque::new(),
-        }
+        EmbeddingCache { capacity_bytes, bytes: 0, entries: LruCache::unbounded() }
     }
 
     /// The cached vector, marking it most recently used.
     pub fn get(&mut self, model: &str, text: &str) -> Option<&[f32]> {
-        let (model_key, texts) = self.models.get_key_value(model)?;
-        let (text_key, _) = texts.get_key_value(text)?;
-        let (model_key, text_key) = (model_key.clone(), text_key.clone());
-        self.compact_if_stale();
-        let stamp = self.take_stamp();
-        self.recency.push_back(Use { model: model_key, text: text_key, stamp });
-        let entry = self.models.get_mut(model)?.get_mut(text)?;
-        entry.stamp = stamp;
-        Some(&entry.vector)
+        self.entries.get(&(model, text) as &dyn KeyParts).map(Vec::as_slice)
     }
 
     /// Stores `vector`, replacing any entry for the same key and evicting least recently used
     /// entries until it fits. A single entry larger than the whole capacity is not stored.
     pub fn insert(&mut self, model: &str, text: &str, vector: Vec<f32>) {
-        self.remove(model, text);
+        if let Some(old) = self.entries.pop(&(model, text) as &dyn KeyParts) {
+            self.bytes -= entry_bytes(text, old.len());
+        }
         let cost = entry_bytes(text, vector.len());
         if cost > self.capacity_bytes {
             return;
         }
-        while self.bytes + cost > self.capacity_bytes {
-            self.evict_least_recent();
-        }
-        self.compact_if_stale();
-        let model_key = match self.models.get_key_value(model) {
-            Some((key, _)) => key.clone(),
-            None => Arc::from(model),
-        };
-        let text_key: Arc<str> = Arc::from(text);
-        let stamp = self.take_stamp();
-        self.recency.push_back(Use { model: model_key.clone(), text: text_key.clone(), stamp });
-        self.models.entry(model_key).or_default().insert(text_key, CachedVector { vector, stamp });
+        self.evict_until(self.capacity_bytes - cost);
+        self.entries.put(Key::new(model, text), vector);
         self.bytes += cost;
-        self.len += 1;
     }
 
     /// Changes the bound, evicting least recently used entries if the cache is now over it.
     pub fn set_capacity(&mut self, capacity_bytes: usize) {
         self.capacity_bytes = capacity_bytes;
-        while self.bytes > self.capacity_bytes {
-            self.evict_least_recent();
-        }
+        self.evict_until(capacity_bytes);
     }
 
     /// Drops every entry.
     pub fn clear(&mut self) {
-        self.models.clear();
-        self.recency.clear();
+        self.entries.clear();
         self.bytes = 0;
-        self.len = 0;
     }
 
     /// How many entries.
     pub fn len(&self) -> usize {
-        self.len
+        self.entries.len()
     }
 
     /// Whether it holds no entry.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.entries.is_empty()
     }
 
     /// Bytes held, as counted by [`entry_bytes`].
@@ -129,53 +88,87 @@ impl EmbeddingCache {
         self.capacity_bytes
     }
 
-    fn take_stamp(&mut self) -> u64 {
-        self.next_stamp += 1;
-        self.next_stamp
-    }
-
-    fn remove(&mut self, model: &str, text: &str) {
-        let Some(texts) = self.models.get_mut(model) else {
-            return;
-        };
-        if let Some(entry) = texts.remove(text) {
-            self.bytes -= entry_bytes(text, entry.vector.len());
-            self.len -= 1;
-            if texts.is_empty() {
-                self.models.remove(model);
+    /// Evicts least recently used entries until at most `bytes` are held.
+    fn evict_until(&mut self, bytes: usize) {
+        while self.bytes > bytes {
+            match self.entries.pop_lru() {
+                Some((key, vector)) => self.bytes -= entry_bytes(key.text(), vector.len()),
+                // Unreachable while `bytes` counts the entries held; should that ever break,
+                // start over rather than loop.
+                None => self.clear(),
             }
         }
-        // Its uses in the queue are now stale and get skipped or compacted away.
-    }
-
-    fn evict_least_recent(&mut self) {
-        while let Some(oldest) = self.recency.pop_front() {
-            if self.is_live(&oldest) {
-                self.remove(&oldest.model, &oldest.text);
-                return;
-            }
-        }
-        // Unreachable while every entry has its latest use in the queue (an empty queue means an
-        // empty cache). Should that ever break, start over rather than loop in `insert`.
-        self.clear();
-    }
-
-    fn is_live(&self, recorded: &Use) -> bool {
-        self.models
-            .get(&recorded.model)
-            .and_then(|texts| texts.get(&recorded.text))
-            .is_some_and(|entry| entry.stamp == recorded.stamp)
-    }
-
-    /// Drops stale uses once they outnumber live ones, keeping the queue O(len).
-    fn compact_if_stale(&mut self) {
-        if self.recency.len() <= 2 * self.len + 16 {
-            return;
-        }
-        let recency = std::mem::take(&mut self.recency);
-        self.recency = recency.into_iter().filter(|recorded| self.is_live(recorded)).collect();
     }
 }
+
+/// An entry's key: the model key and the text in one allocation, the model key first.
+struct Key {
+    model_and_text: Box<str>,
+    model_len: usize,
+}
+
+impl Key {
+    fn new(model: &str, text: &str) -> Key {
+        Key { model_and_text: [model, text].concat().into_boxed_str(), model_len: model.len() }
+    }
+
+    fn text(&self) -> &str {
+        &self.model_and_text[self.model_len..]
+    }
+}
+
+/// A key seen as its two parts, so that a lookup borrows `(model, text)` instead of building a
+/// `Key`: the map finds an entry through `Borrow<dyn KeyParts>`, which needs equal hashes and
+/// equality for a `Key` and the pair it was made from.
+trait KeyParts {
+    fn parts(&self) -> (&str, &str);
+}
+
+impl KeyParts for Key {
+    fn parts(&self) -> (&str, &str) {
+        self.model_and_text.split_at(self.model_len)
+    }
+}
+
+impl KeyParts for (&str, &str) {
+    fn parts(&self) -> (&str, &str) {
+        *self
+    }
+}
+
+impl<'a> Borrow<dyn KeyParts + 'a> for Key {
+    fn borrow(&self) -> &(dyn KeyParts + 'a) {
+        self
+    }
+}
+
+impl Hash for dyn KeyParts + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
+
+impl PartialEq for dyn KeyParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyParts + '_ {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for Key {}
 
 #[cfg(test)]
 #[path = "cache_tests.rs"]

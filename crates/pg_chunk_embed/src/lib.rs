@@ -15,7 +15,6 @@ mod batching;
 pub mod cache;
 mod error;
 pub mod files;
-mod mapped;
 mod names;
 mod pieces;
 mod pooling;

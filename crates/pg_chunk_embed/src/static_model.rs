@@ -4,10 +4,10 @@
 //! No ONNX Runtime involved; fast enough (thousands of sentences a second on one core) to embed
 //! every sentence of a document for semantic chunking.
 
+use memmap2::Mmap;
 use tokenizers::models::ModelWrapper;
 
 use crate::error::{require_file, EmbedError};
-use crate::mapped::MappedFile;
 use crate::pooling::l2_normalize;
 use crate::safetensors::{read_embedding_table, EmbeddingTable, FileBytes};
 use crate::tokenize::{load_plain_tokenizer, with_prefix, Tokenizer};
@@ -29,8 +29,14 @@ impl StaticModel {
         require_file(&spec.model_file, ModelFile::Model)?;
         let (tokenizer, _pad_id) = load_plain_tokenizer(&spec.tokenizer_file)?;
         // Mapped, not read: the table is the page cache's, one copy for every backend.
-        let file = MappedFile::open(&spec.model_file)
-            .map_err(|error| EmbedError::InvalidModel(format!("cannot read {}: {error}", spec.model_file.display())))?;
+        let cannot_read = |error: std::io::Error| {
+            EmbedError::InvalidModel(format!("cannot read {}: {error}", spec.model_file.display()))
+        };
+        let file = std::fs::File::open(&spec.model_file).map_err(cannot_read)?;
+        // SAFETY: the mapping is read-only, and the installer replaces a model file by renaming a
+        // new one into place, so a mapped file keeps its contents (one truncated in place while
+        // mapped would fault on access).
+        let file = unsafe { Mmap::map(&file) }.map_err(cannot_read)?;
         let table = read_embedding_table(FileBytes::Mapped(file), &spec.model_file.display().to_string())?;
         if table.dimension != spec.dimension {
             return Err(EmbedError::DimensionMismatch { expected: spec.dimension, found: table.dimension });

@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
+use memmap2::Mmap;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::{TensorElementType, TensorRef, ValueType};
 
 use crate::batching::{length_sorted_batches, pad_batch, place_row, PaddedBatch, TokenizedInputs};
 use crate::error::{require_file, EmbedError};
-use crate::mapped::MappedFile;
 use crate::pooling::{cls_pool, l2_normalize, mean_pool};
 use crate::tokenize::{encode_truncated, load_plain_tokenizer, tokenizing_error, with_prefix};
 use crate::word_cache::WordTokenizer;
@@ -45,9 +45,13 @@ pub(crate) struct TransformerModel {
 /// names are looked for in the file's bytes: an ONNX file names each node's operator in plain
 /// text. The file is mapped, not read, so a graph with its weights inside costs no copy.
 fn quantizes_activations_per_run(model_file: &Path) -> Result<bool, EmbedError> {
-    let file = MappedFile::open(model_file)
-        .map_err(|error| EmbedError::Runtime(format!("cannot read model {}: {error}", model_file.display())))?;
-    Ok(memchr::memmem::find(file.bytes(), b"DynamicQuantize").is_some())
+    let cannot_read =
+        |error: std::io::Error| EmbedError::Runtime(format!("cannot read model {}: {error}", model_file.display()));
+    let file = std::fs::File::open(model_file).map_err(cannot_read)?;
+    // SAFETY: read-only, and only for this search; model files are replaced by renaming, not
+    // rewritten in place.
+    let file = unsafe { Mmap::map(&file) }.map_err(cannot_read)?;
+    Ok(memchr::memmem::find(&file, b"DynamicQuantize").is_some())
 }
 
 /// Writes `output`, `model` as ONNX Runtime optimises it at the "extended" level (the highest

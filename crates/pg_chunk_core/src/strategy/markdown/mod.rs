@@ -1,12 +1,11 @@
 //! `strategy: "markdown"`: chunks that follow a Markdown document's structure.
 //!
-//! The document is read as blocks (a subset of CommonMark, with GitHub tables): ATX (`#` to
-//! `######`) and Setext (`===`, `---` under a paragraph) headings; fenced code (three or more
-//! backticks or tildes, any info string; an unclosed fence runs to the end); indented code;
-//! tables (lines starting with `|`, or a row holding `|` over a delimiter row like `--- | :-:`);
-//! list items with their continuation lines (nested lists and fences included); block quotes;
-//! thematic breaks; YAML front matter (a first line `---` closed by `---` or `...`, no blank line
-//! between); paragraphs (HTML blocks read as paragraphs). Then:
+//! The document is read as blocks by pulldown-cmark (CommonMark, with GitHub's tables and YAML
+//! front matter; commonmark_tests.rs holds the cases): ATX and Setext headings; fenced code (an
+//! unclosed fence runs to the end of its container); indented code; tables (a table may also
+//! interrupt a paragraph, as on GitHub); list items, each a block holding its inner blocks;
+//! block quotes; thematic breaks; front matter; paragraphs (HTML blocks and link reference
+//! definitions read as paragraphs). Then:
 //!
 //! 1. **Sections follow headings**: a heading and the blocks up to the next heading of any
 //!    level; text before the first heading is a section without one.
@@ -38,14 +37,15 @@ mod reader;
 
 use reader::Reader;
 
-/// List items nested deeper than this are cut at lines rather than between their inner blocks;
-/// it bounds the recursion on adversarial input.
+/// Lists nested deeper than this are read as lines of the item holding them, and items this
+/// deep are cut at lines rather than between their inner blocks: it bounds the depth of the
+/// block tree and of the recursion on adversarial input.
 const MAX_NESTING: usize = 32;
 
 /// One block: its kind (as metadata `blocks` names it: `heading`, `paragraph`, `code`,
 /// `indented_code`, `table`, `list_item`, `quote`, `rule`, `front_matter`), its lines (indices
-/// into its reader's lines), its whitespace-trimmed byte range, and a heading's level (1 to 6;
-/// 0 for other blocks) and text.
+/// into its reader's lines), its whitespace-trimmed byte range, a heading's level (1 to 6; 0 for
+/// other blocks) and text, and a list item's inner blocks (its marker left out).
 pub(super) struct Block {
     pub(super) kind: BlockKind,
     pub(super) level: usize,
@@ -53,6 +53,7 @@ pub(super) struct Block {
     pub(super) last_line: usize,
     pub(super) span: Span,
     pub(super) title: String,
+    pub(super) inner: Vec<Block>,
 }
 
 /// A piece of the document that packing never cuts: a whole block, or a piece of a block above
@@ -210,5 +211,7 @@ fn section_chunk(blocks: &[Block], pieces: &[Piece], run: Run, path: &[String]) 
         .with("blocks", kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())
 }
 
+#[cfg(test)]
+mod commonmark_tests;
 #[cfg(test)]
 mod tests;
