@@ -222,7 +222,7 @@ $$;
 
 -- Full text: one GIN index on tsv per chunk config, over that config's chunks, so the text leg
 -- reads only its own config's matches (an index over every config's chunks returned the other
--- configs' as well, for the search to throw away: bench/README.md, "One text index per config").
+-- configs' as well, for the search to throw away: bench/README.md, "Decisions").
 -- Named as the config's vector index, with tsv for hnsw.
 CREATE FUNCTION knowledge_internal.text_index_name(config text) RETURNS name
 LANGUAGE sql IMMUTABLE PARALLEL SAFE

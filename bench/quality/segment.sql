@@ -13,7 +13,7 @@
 --                                92nd percentile, size guards (the default before optimal segmentation)
 --   pg_chunk <cfg>               knowledge.chunk with cfg; the default semantic strategy is optimal
 --                                segmentation (penalty 1.3) with the size guards; the other
---                                strategies (docs/design.md, "The five strategies") with their defaults, every one reported
+--                                strategies (docs/strategies.md) with their defaults, every one reported
 --                                (markdown and code on prose are there for completeness: the
 --                                samples have no headings or code)
 -- A chunk that starts inside a sentence (a forced cut) counts as starting that sentence.
