@@ -1,8 +1,8 @@
 //! The SQL functions of knowledge.search's text leg: CJK bigrams for the tsvectors and queries
 //! (`knowledge.text_vector` in sql/store.sql calls it) and the BM25 score of a chunk's tsvector.
 
-use pg_chunk_core::bm25::{idf, sorted_terms, Bm25, TsVector};
-use pg_chunk_core::cjk::cjk_bigrams;
+use pg_chunk_text_search::bm25::{idf, sorted_terms, Bm25, TsVector};
+use pg_chunk_text_search::cjk::cjk_bigrams;
 use pgrx::callconv::{Arg, ArgAbi};
 use pgrx::prelude::*;
 use pgrx::{impl_sql_translatable, pg_sys, FromDatum};
