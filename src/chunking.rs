@@ -1,5 +1,6 @@
 //! Runs the chunking core with the model a cfg names: the lexical embedder, or a registered
-//! model loaded in this backend, with `cfg.fallback` when the model cannot be loaded.
+//! model loaded in this backend, with `cfg.fallback` when the model cannot be loaded. Builds the
+//! rows of `knowledge.chunk`, which `api` returns and `store` embeds.
 
 use crate::embedding::{check_for_cancel, ModelAdapter};
 use crate::errors::Error;
@@ -124,6 +125,7 @@ fn fallback_config(cfg: &ChunkConfig) -> Result<ChunkConfig, ChunkError> {
     }
 }
 
+/// A row of `knowledge.chunk`: chunk_index, content, char_offset, char_length, token_count, metadata.
 pub type ChunkRow = (i32, String, i32, i32, i32, JsonB);
 
 /// The rows of `knowledge.chunk(doc, cfg)`; with a `reader`, sized for the model that will embed

@@ -1,5 +1,6 @@
-//! Embedding texts with a loaded model through the per-backend cache, and the adapter that lets
-//! the chunking core use a model as its embedder and token counter.
+//! Embedding texts with a loaded model through the per-backend cache (`vector_cache`) and the
+//! stored vectors, and the adapter that lets the chunking core use a model as its embedder and
+//! token counter, with a backend's interrupt check.
 
 use crate::errors::Error;
 use crate::gucs;
