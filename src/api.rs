@@ -5,23 +5,22 @@
 //! arguments. STRICT: a NULL document or cfg gives no rows.
 
 use crate::cfg::Cfg;
-use crate::chunking::{check_for_cancel, notice_truncation, notice_wide_chunks, with_chunking_model};
-use crate::embedding::embed_optional;
+use crate::chunking::{chunk_rows, notice_truncation, notice_wide_chunks, sql_int, with_chunking_model, ChunkRow};
+use crate::embedding::{check_for_cancel, embed_optional};
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::{self, with_model, LEXICAL};
 use crate::vector::Vector;
 use pg_chunk_core::config::Strategy;
+use pg_chunk_core::explain::plot::{render_svg, PlotLabels};
 use pg_chunk_core::offsets::CharCursor;
-use pg_chunk_core::plot::{render_svg, PlotLabels};
 use pg_chunk_core::sentences::split_sentences_interruptible;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
-use pg_chunk_core::{chunk_document, explain_semantic, ChunkConfig, ChunkError};
+use pg_chunk_core::{explain_semantic, ChunkConfig, ChunkError};
 use pg_chunk_embed::Role;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::JsonB;
-use serde_json::json;
 
 /// Chunks `doc` with the strategy `cfg.strategy` names (semantic by default).
 #[pg_extern(stable, parallel_safe, strict)]
@@ -167,41 +166,6 @@ fn chunk_plot(doc: &str, cfg: default!(Cfg, "'{}'")) -> Result<String, ErrorRepo
     svg.map_err(|e| e.report("chunk_plot"))
 }
 
-pub type ChunkRow = (i32, String, i32, i32, i32, JsonB);
-
-/// The rows of `knowledge.chunk(doc, cfg)`; with a `reader`, sized for the model that will embed
-/// them and counted in its tokens (`with_chunking_model`).
-pub fn chunk_rows(doc: &str, cfg: &ChunkConfig, reader: Option<&str>) -> Result<Vec<ChunkRow>, Error> {
-    let chunks = with_chunking_model(cfg, reader, &|cfg, embedder, tokens| chunk_document(doc, cfg, embedder, tokens))?;
-    let mut cursor = CharCursor::new(doc);
-    let mut rows = Vec::with_capacity(chunks.len());
-    for (i, c) in chunks.iter().enumerate() {
-        check_for_interrupts!();
-        let text = c.text(doc);
-        let mut metadata = json!({ "split_reason": c.split_reason.as_str() });
-        let overlap = c.overlap_chars(doc);
-        if overlap > 0 {
-            metadata["overlap_chars"] = json!(overlap);
-        }
-        for (key, value) in &c.metadata {
-            metadata[key] = value.clone();
-        }
-        if let Some(context) = &c.context {
-            metadata["context"] = json!(context);
-        }
-        let char_offset = sql_int(cursor.char_offset(c.start));
-        rows.push((
-            sql_int(i),
-            text.to_string(),
-            char_offset,
-            sql_int(text.chars().count()),
-            sql_int(c.token_count),
-            JsonB(metadata),
-        ));
-    }
-    Ok(rows)
-}
-
 /// `chunk_rows`, with a NOTICE when chunks are longer than the model reads.
 fn chunk_rows_with_notice(doc: &str, cfg: &ChunkConfig) -> Result<Vec<ChunkRow>, Error> {
     let rows = chunk_rows(doc, cfg, None)?;
@@ -220,12 +184,6 @@ fn semantic_config(cfg: &Cfg) -> Result<ChunkConfig, ChunkError> {
         ));
     }
     Ok(parsed)
-}
-
-/// SQL `int` for a count or offset. Documents are at most 1 GB (PostgreSQL's limit on a
-/// value), so every offset fits; saturating keeps this total anyway.
-pub fn sql_int(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// The embedding of `input` with `model` (default: pg_chunk.default_model) as pgvector's

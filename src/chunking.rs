@@ -1,17 +1,21 @@
 //! Runs the chunking core with the model a cfg names: the lexical embedder, or a registered
-//! model loaded in this backend, with `cfg.fallback` when the model cannot be loaded.
+//! model loaded in this backend, with `cfg.fallback` when the model cannot be loaded. Builds the
+//! rows of `knowledge.chunk`, which `api` returns and `store` embeds.
 
-use crate::embedding::ModelAdapter;
+use crate::embedding::{check_for_cancel, ModelAdapter};
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::{with_model, with_models, LEXICAL};
+use pg_chunk_core::chunk_document;
 use pg_chunk_core::config::Fallback;
 use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::lexical::LexicalEmbedder;
+use pg_chunk_core::offsets::CharCursor;
 use pg_chunk_core::size::{EstimatedTokens, TokenCounter};
 use pg_chunk_core::{ChunkConfig, ChunkError};
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
+use pgrx::JsonB;
 use serde_json::json;
 
 /// The function `with_chunking_model` runs: it gets the configuration to use, and the embedder
@@ -69,15 +73,6 @@ pub fn with_chunking_model<R>(cfg: &ChunkConfig, reader: Option<&str>, f: &Chunk
     }
 }
 
-/// The chunking core's interrupt check (`Embedder::check_interrupt`) in a backend: a pending
-/// cancel or statement_timeout raises its ERROR (57014) right here. pgrx turns the ERROR into a
-/// Rust panic that unwinds through the core's frames (none catches it, and no C frame lies in
-/// between) and raises it again at the SQL function's boundary, so this never returns `Err`.
-pub fn check_for_cancel() -> Result<(), ChunkError> {
-    pgrx::check_for_interrupts!();
-    Ok(())
-}
-
 /// Reports, once per call, chunks longer than the model that embeds them reads (`reader`, else
 /// the cfg's model), which an explicit max_size wider than the model allows (an unset one never
 /// does). `token_counts` are in that model's tokens (`with_chunking_model` counts them so).
@@ -128,4 +123,46 @@ fn fallback_config(cfg: &ChunkConfig) -> Result<ChunkConfig, ChunkError> {
         ),
         Fallback::Lexical | Fallback::Error => Ok(ChunkConfig { model: Some(LEXICAL.to_string()), ..cfg.clone() }),
     }
+}
+
+/// A row of `knowledge.chunk`: chunk_index, content, char_offset, char_length, token_count, metadata.
+pub type ChunkRow = (i32, String, i32, i32, i32, JsonB);
+
+/// The rows of `knowledge.chunk(doc, cfg)`; with a `reader`, sized for the model that will embed
+/// them and counted in its tokens (`with_chunking_model`).
+pub fn chunk_rows(doc: &str, cfg: &ChunkConfig, reader: Option<&str>) -> Result<Vec<ChunkRow>, Error> {
+    let chunks = with_chunking_model(cfg, reader, &|cfg, embedder, tokens| chunk_document(doc, cfg, embedder, tokens))?;
+    let mut cursor = CharCursor::new(doc);
+    let mut rows = Vec::with_capacity(chunks.len());
+    for (i, c) in chunks.iter().enumerate() {
+        check_for_interrupts!();
+        let text = c.text(doc);
+        let mut metadata = json!({ "split_reason": c.split_reason.as_str() });
+        let overlap = c.overlap_chars(doc);
+        if overlap > 0 {
+            metadata["overlap_chars"] = json!(overlap);
+        }
+        for (key, value) in &c.metadata {
+            metadata[key] = value.clone();
+        }
+        if let Some(context) = &c.context {
+            metadata["context"] = json!(context);
+        }
+        let char_offset = sql_int(cursor.char_offset(c.start));
+        rows.push((
+            sql_int(i),
+            text.to_string(),
+            char_offset,
+            sql_int(text.chars().count()),
+            sql_int(c.token_count),
+            JsonB(metadata),
+        ));
+    }
+    Ok(rows)
+}
+
+/// SQL `int` for a count or offset. Documents are at most 1 GB (PostgreSQL's limit on a
+/// value), so every offset fits; saturating keeps this total anyway.
+pub fn sql_int(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }

@@ -1,29 +1,23 @@
-//! Embedding texts with a loaded model through the per-backend cache, and the adapter that lets
-//! the chunking core use a model as its embedder and token counter.
+//! Embedding texts with a loaded model through the per-backend cache (`vector_cache`) and the
+//! stored vectors, and the adapter that lets the chunking core use a model as its embedder and
+//! token counter, with a backend's interrupt check.
 
-use crate::chunking::check_for_cancel;
 use crate::errors::Error;
 use crate::gucs;
 use crate::heap;
 use crate::models::{record, with_model, LEXICAL};
-use crate::stored_vectors::StoredVectors;
+use crate::stored_vectors::{raise, StoredVectors};
 use crate::vector::Vector;
+use crate::vector_cache::with_cache;
 use pg_chunk_core::curve::Embeddings;
 use pg_chunk_core::embed::Embedder;
 use pg_chunk_core::lexical::lexical_embeddings;
 use pg_chunk_core::size::TokenCounter;
 use pg_chunk_core::ChunkError;
 use pg_chunk_embed::reuse::{embed_reusing, Embedding};
-use pg_chunk_embed::{EmbedError, EmbeddingCache, Role, SentenceModel};
-use pgrx::PgLogLevel;
+use pg_chunk_embed::{EmbedError, Role, SentenceModel};
 use std::cell::{Cell, RefCell};
 use std::time::Instant;
-
-thread_local! {
-    /// Embeddings this backend computed, by model, role and text; sized by
-    /// pg_chunk.embedding_cache_mb (rebuilt empty when the setting changes).
-    static CACHE: RefCell<(usize, EmbeddingCache)> = RefCell::new((0, EmbeddingCache::new(0)));
-}
 
 /// Vectors for `texts` in order, and how many inputs the model truncated at its max_tokens.
 pub struct Embedded {
@@ -60,12 +54,6 @@ pub fn embed_texts(
     Ok(Embedded { vectors: Embeddings::new(spec.dimension, reused.vectors), truncated: reused.truncated })
 }
 
-/// Raises `error` (an embedder's caller expects model errors only; the store's are rare).
-pub(crate) fn raise(error: Error) -> ! {
-    error.report("embed_texts").report(PgLogLevel::ERROR);
-    unreachable!("an ERROR does not return")
-}
-
 /// Vectors for the non-NULL inputs (NULL for NULL ones), embedded in one batched call, and how
 /// many inputs the model truncated.
 pub struct EmbeddedRows {
@@ -91,27 +79,13 @@ pub fn embed_optional(inputs: &[Option<&str>], name: &str, role: Role) -> Result
     Ok(EmbeddedRows { vectors, truncated })
 }
 
-/// Empties this backend's cache (a model it holds vectors of was loaded again, changed).
-pub fn forget_cached_vectors() {
-    with_cache(|cache| cache.clear());
-}
-
-/// Runs `f` with this backend's cache, sized by pg_chunk.embedding_cache_mb. The cache stays
-/// borrowed while `f` embeds and queries knowledge.stored_vectors; should that query embed in
-/// turn (a user's trigger or policy), the inner call gets an empty cache, not a borrow panic.
-fn with_cache<R>(f: impl FnOnce(&mut EmbeddingCache) -> R) -> R {
-    CACHE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut held) => {
-            let (capacity, cache) = &mut *held;
-            let wanted = gucs::embedding_cache_bytes();
-            if *capacity != wanted {
-                *cache = EmbeddingCache::new(wanted);
-                *capacity = wanted;
-            }
-            f(cache)
-        }
-        Err(_) => f(&mut EmbeddingCache::new(0)),
-    })
+/// The chunking core's interrupt check (`Embedder::check_interrupt`) in a backend: a pending
+/// cancel or statement_timeout raises its ERROR (57014) right here. pgrx turns the ERROR into a
+/// Rust panic that unwinds through the core's frames (none catches it, and no C frame lies in
+/// between) and raises it again at the SQL function's boundary, so this never returns `Err`.
+pub fn check_for_cancel() -> Result<(), ChunkError> {
+    pgrx::check_for_interrupts!();
+    Ok(())
 }
 
 /// A loaded model seen by the chunking core: it embeds sentences (as passages) and counts

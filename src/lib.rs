@@ -25,7 +25,19 @@ mod store;
 mod stored_vectors;
 mod text_search;
 mod vector;
+mod vector_cache;
 mod worker;
+
+// Layers: a module imports only from the layers above its own, so imports point one way and no
+// two modules import each other (lib_tests.rs reads this list and checks every `crate::` path in
+// src/*.rs against it; a new module gets a line here).
+//   1. errors, gucs, heap, vector, cfg: none of ours
+//   2. vector_cache: this backend's embeddings, by model, role and text
+//   3. models: knowledge.models, the models loaded in this backend, their statistics
+//   4. stored_vectors: knowledge.stored_vectors, looked up before embedding and saved after
+//   5. embedding: texts embedded through the cache and the stored vectors; a model as the core's embedder
+//   6. chunking: the core run with the model a cfg names; the rows of knowledge.chunk
+//   7. api, store, text_search, worker: the SQL functions and the queue's background workers
 
 ::pgrx::pg_module_magic!(name, version);
 
@@ -81,6 +93,10 @@ pub extern "C-unwind" fn _PG_init() {
 
 #[cfg(any(test, feature = "pg_test"))]
 mod tests;
+
+#[cfg(test)]
+#[path = "lib_tests.rs"]
+mod layers;
 
 /// Required by `cargo pgrx test`.
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use crate::errors::Error;
 use crate::gucs;
+use crate::vector_cache;
 use pg_chunk_embed::files::{self, FileHashes, FileStamp};
 use pg_chunk_embed::{load_model, EmbedError, ModelFile, ModelKind, ModelSpec, Pooling, RuntimeOptions, SentenceModel};
 use pgrx::prelude::*;
@@ -164,7 +165,7 @@ fn ensure_loaded(loaded: &mut HashMap<String, Loaded>, name: &str, wanted: Wante
     }
     if loaded.remove(name).is_some() {
         // Vectors this backend cached from the model as it was must not be reused.
-        crate::embedding::forget_cached_vectors();
+        vector_cache::forget_cached_vectors();
     }
     if threads_asked > runtime.threads {
         ereport!(

@@ -2,9 +2,8 @@
 //! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs. They
 //! are in schema knowledge_internal (sql/models.sql says why).
 
-use crate::api::chunk_rows;
 use crate::cfg::Cfg;
-use crate::chunking::notice_wide_chunks;
+use crate::chunking::{chunk_rows, notice_wide_chunks};
 use crate::embedding::embed_optional;
 use crate::errors::Error;
 use crate::gucs;

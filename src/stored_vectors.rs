@@ -4,7 +4,6 @@
 //! the files' sha256), the role and the text; nothing made under another identity matches.
 //! The table's rows are ordered by id, and past pg_chunk.stored_vectors_mb the lowest ids go.
 
-use crate::embedding::raise;
 use crate::errors::Error;
 use crate::gucs;
 use crate::models::vector_identity;
@@ -132,4 +131,10 @@ impl VectorStore for StoredVectors {
 
 fn spi_error(error: pgrx::spi::SpiError) -> Error {
     Error::Registry(format!("knowledge_internal.stored_vectors: {error}"))
+}
+
+/// Raises `error` (an embedder's caller expects model errors only; the store's are rare).
+pub(crate) fn raise(error: Error) -> ! {
+    error.report("embed_texts").report(PgLogLevel::ERROR);
+    unreachable!("an ERROR does not return")
 }

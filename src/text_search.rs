@@ -1,14 +1,14 @@
 //! The SQL functions of knowledge.search's text leg: CJK bigrams for the tsvectors and queries
 //! (`knowledge.text_vector` in sql/store.sql calls it) and the BM25 score of a chunk's tsvector.
 
-use pg_chunk_core::bm25::{idf, sorted_terms, Bm25, TsVector};
-use pg_chunk_core::cjk::cjk_bigrams;
+use pg_chunk_text_search::bm25::{idf, sorted_terms, Bm25, TsVector};
+use pg_chunk_text_search::cjk::cjk_bigrams;
 use pgrx::callconv::{Arg, ArgAbi};
 use pgrx::prelude::*;
 use pgrx::{impl_sql_translatable, pg_sys, FromDatum};
 
 /// `doc` with every run of CJK characters written as its overlapping two-character words, so
-/// that PostgreSQL's parser makes lexemes of them (crates/pg_chunk_core/src/cjk.rs).
+/// that PostgreSQL's parser makes lexemes of them (crates/pg_chunk_text_search/src/cjk.rs).
 #[pg_extern(immutable, parallel_safe, strict, name = "cjk_bigrams")]
 fn cjk_bigrams_of(doc: &str) -> String {
     cjk_bigrams(doc).into_owned()
@@ -16,7 +16,7 @@ fn cjk_bigrams_of(doc: &str) -> String {
 
 /// The BM25 score of a chunk's tsvector for query lexemes found in `df` of the config's `chunks`
 /// chunks each (same order), given the config's mean chunk length
-/// (crates/pg_chunk_core/src/bm25.rs). knowledge.search reads them from knowledge.text_stats.
+/// (crates/pg_chunk_text_search/src/bm25.rs). knowledge.search reads them from knowledge.text_stats.
 #[pg_extern(immutable, parallel_safe, strict, schema = "knowledge_internal")]
 fn bm25(
     tsv: TsVectorBytes<'_>,

@@ -87,7 +87,7 @@ impl TokenCounter for EstimatedTokens {
 }
 
 /// CJK ideographs, kana and Hangul syllables: scripts where one character is a unit of meaning.
-pub(crate) fn is_ideograph(c: char) -> bool {
+pub fn is_ideograph(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 

@@ -1,8 +1,8 @@
 //! The closed sets `knowledge.models` and the SQL functions name: a model's kind, its pooling, a
 //! text's role. Each `as_str` is the one spelling; `FromStr` reads it back.
 
-use pg_chunk_core::named_enum;
-pub use pg_chunk_core::names::UnknownName;
+use pg_chunk_names::named_enum;
+pub use pg_chunk_names::UnknownName;
 
 named_enum! {
     /// How a model turns text into a vector (`knowledge.models.kind`).

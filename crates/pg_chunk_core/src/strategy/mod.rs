@@ -9,11 +9,10 @@ mod labels;
 mod markdown;
 mod post;
 mod recursive;
-mod semantic;
+pub(crate) mod semantic;
 mod topic;
 
 pub use labels::{BlockKind, ChunkType, SplitReason};
-pub use semantic::{explain_semantic, Explanation, SentenceTrace};
 
 use crate::config::{ChunkConfig, Overlap, Strategy};
 use crate::embed::Embedder;
@@ -46,7 +45,7 @@ pub struct Chunk {
     pub context: Option<String>,
     /// The first sentence the chunk holds whole, when it starts on one (not inside a
     /// force-split sentence); sentence overlap counts back from it.
-    first_unit: Option<usize>,
+    pub(crate) first_unit: Option<usize>,
 }
 
 impl Chunk {

@@ -15,13 +15,13 @@ use crate::size::{TokenCounter, UnitSizes};
 use crate::threshold::{find_cuts, Cuts};
 
 /// Where one document is cut.
-struct Analysis {
-    cuts: Cuts,
+pub(crate) struct Analysis {
+    pub(crate) cuts: Cuts,
     /// The smoothed distance curve, when the method needed it (threshold rules cut on it).
-    smoothed: Option<Vec<f64>>,
+    pub(crate) smoothed: Option<Vec<f64>>,
     /// What the scores of the gaps inside a paragraph have had taken off: `mid_paragraph_penalty`
     /// when it applied, else 0 (a threshold rule, a document that marks no paragraphs).
-    paragraph_penalty: f64,
+    pub(crate) paragraph_penalty: f64,
 }
 
 impl Analysis {
@@ -33,7 +33,7 @@ impl Analysis {
     }
 }
 
-fn embed_units(doc: &str, units: &[Span], embedder: &mut dyn Embedder) -> Result<Embeddings, ChunkError> {
+pub(crate) fn embed_units(doc: &str, units: &[Span], embedder: &mut dyn Embedder) -> Result<Embeddings, ChunkError> {
     let texts: Vec<&str> = units.iter().map(|u| u.text(doc)).collect();
     let vectors = embedder.embed(&texts)?;
     if vectors.len() != units.len() {
@@ -48,7 +48,7 @@ fn embed_units(doc: &str, units: &[Span], embedder: &mut dyn Embedder) -> Result
 
 /// The distance curve of the smoothed vectors; `interrupt` is called between the two steps
 /// (each about 40 ms for 5 MB of text).
-fn smoothed_curve(
+pub(crate) fn smoothed_curve(
     vectors: &Embeddings,
     cfg: &ChunkConfig,
     interrupt: &dyn Fn() -> Result<(), ChunkError>,
@@ -70,7 +70,7 @@ fn mid_paragraph_penalties(doc: &str, units: &[Span], mid_paragraph_penalty: f64
 }
 
 /// Only what the method needs: chunking with optimal segmentation computes no distance curve.
-fn analyse(
+pub(crate) fn analyse(
     doc: &str,
     units: &[Span],
     vectors: &Embeddings,
@@ -98,7 +98,7 @@ fn analyse(
 }
 
 /// A short document within the cap stays whole (inline routing: docs/design.md, "Short documents and the fixed fallback").
-fn is_inline(sizes: &UnitSizes<'_>, unit_count: usize, cfg: &ChunkConfig) -> bool {
+pub(crate) fn is_inline(sizes: &UnitSizes<'_>, unit_count: usize, cfg: &ChunkConfig) -> bool {
     sizes.run(0, unit_count - 1, crate::size::SizeUnit::Chars) < cfg.inline_threshold
         && sizes.fits(0, unit_count - 1, cfg.max_size)
 }
@@ -135,7 +135,7 @@ pub fn semantic_chunks_of(
 }
 
 /// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
-fn plan_chunks(
+pub(crate) fn plan_chunks(
     doc: &str,
     units: &[Span],
     sizes: &UnitSizes<'_>,
@@ -171,111 +171,4 @@ fn plan_chunks(
     }
     add_overlap(doc, units, &mut chunks, cfg.overlap, max, tokens);
     chunks
-}
-
-/// What `chunk_explain` shows for one sentence.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SentenceTrace {
-    /// The sentence's byte range in the document.
-    pub span: Span,
-    /// Distance from the previous sentence (none for the first).
-    pub distance: Option<f64>,
-    /// The distance with each vector averaged with its `smoothing` neighbours on each side.
-    pub smoothed_distance: Option<f64>,
-    /// What the method compared with the threshold at the gap before this sentence: the
-    /// smoothed distance (or its gradient), or for optimal segmentation the coherence gained
-    /// by cutting there (less the extra penalty inside a paragraph), against the penalty.
-    pub score: Option<f64>,
-    /// A chunk starts at this sentence.
-    pub is_cut: bool,
-    /// `Start`, `Inline`, `Threshold` (a cut whose score is above the threshold, kept by the
-    /// guards), `Merged` (such a cut undone to reach min_size), `Size` (a cut made to respect
-    /// max_size); see [`SentenceTrace::reason_text`] for what SQL shows.
-    pub reason: Option<SplitReason>,
-    /// The sentence itself is split at the cap.
-    pub forced: bool,
-}
-
-impl SentenceTrace {
-    /// The reason as `knowledge.chunk_explain` shows it: its name, with `forced` after it (or
-    /// alone) when the sentence is split at the cap.
-    pub fn reason_text(&self) -> Option<String> {
-        let forced = SplitReason::Forced.as_str();
-        match (self.reason, self.forced) {
-            (reason, false) => reason.map(|r| r.as_str().to_string()),
-            (None, true) => Some(forced.to_string()),
-            (Some(reason), true) => Some(format!("{reason}, {forced}")),
-        }
-    }
-}
-
-/// What `knowledge.chunk_explain` shows: the threshold and each sentence's fate.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Explanation {
-    /// The threshold on the scores' scale (the penalty for optimal segmentation; NaN when a
-    /// threshold rule has no curve, i.e. the document has one sentence).
-    pub threshold: f64,
-    /// What the scores of the gaps inside a paragraph have had taken off (cfg
-    /// `mid_paragraph_penalty`, or 0 where it did not apply).
-    pub paragraph_penalty: f64,
-    /// One trace per sentence, in order.
-    pub sentences: Vec<SentenceTrace>,
-}
-
-/// The curve, the threshold and each sentence's fate, for `knowledge.chunk_explain`.
-pub fn explain_semantic(
-    doc: &str,
-    cfg: &ChunkConfig,
-    embedder: &mut dyn Embedder,
-    tokens: &dyn TokenCounter,
-) -> Result<Explanation, ChunkError> {
-    super::check_document_size(doc, cfg)?;
-    let units = split_sentences_interruptible(doc, &|| embedder.check_interrupt())?;
-    if units.is_empty() {
-        return Ok(Explanation { threshold: f64::NAN, paragraph_penalty: 0.0, sentences: vec![] });
-    }
-    let sizes = UnitSizes::new(doc, &units, tokens);
-    let vectors = embed_units(doc, &units, embedder)?;
-    let analysis = analyse(doc, &units, &vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
-    let raw = distance_curve(&vectors);
-    let smoothed = match analysis.smoothed.clone() {
-        Some(smoothed) => smoothed,
-        None => smoothed_curve(&vectors, cfg, &|| embedder.check_interrupt())?,
-    };
-    let inline = is_inline(&sizes, units.len(), cfg);
-    let chunks = if inline { vec![] } else { plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens) };
-    // Which sentences start a chunk, and which are cut inside at the cap.
-    let (mut starts, mut forced) = (vec![false; units.len()], vec![false; units.len()]);
-    for chunk in &chunks {
-        match chunk.first_unit {
-            Some(first) => starts[first] = true,
-            None => forced[units.partition_point(|u| u.end <= chunk.core_start).min(units.len() - 1)] = true,
-        }
-    }
-    let sentences = (0..units.len())
-        .map(|i| {
-            let gap = i.checked_sub(1);
-            let threshold_cut = gap.is_some_and(|g| analysis.cuts.is_meaning_cut(g));
-            let is_cut = i == 0 || (!inline && (starts[i] || forced[i]));
-            let reason = match (i, inline, threshold_cut, is_cut) {
-                (0, true, _, _) => Some(SplitReason::Inline),
-                (0, false, _, _) => Some(SplitReason::Start),
-                (_, true, _, _) => None,
-                (_, _, true, true) => Some(SplitReason::Threshold),
-                (_, _, true, false) => Some(SplitReason::Merged),
-                (_, _, false, true) => Some(SplitReason::Size),
-                (_, _, false, false) => None,
-            };
-            SentenceTrace {
-                span: units[i],
-                distance: gap.map(|g| raw[g]),
-                smoothed_distance: gap.map(|g| smoothed[g]),
-                score: gap.map(|g| analysis.cuts.scores[g]),
-                is_cut,
-                reason,
-                forced: forced[i],
-            }
-        })
-        .collect();
-    Ok(Explanation { threshold: analysis.cuts.threshold, paragraph_penalty: analysis.paragraph_penalty, sentences })
 }

@@ -1,6 +1,7 @@
 use super::test_support::{chunk_checked, texts};
 use super::*;
 use crate::curve::Embeddings;
+use crate::explain::explain_semantic;
 use crate::lexical::{lexical_embeddings, LexicalEmbedder};
 use crate::sentences::{split_sentences, INTERRUPT_EVERY_BYTES};
 use crate::size::{measure, EstimatedTokens, SizeUnit};

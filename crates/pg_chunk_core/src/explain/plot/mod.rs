@@ -8,7 +8,8 @@
 //! same in a browser, an image viewer or a README on a dark theme.
 
 use crate::config::{Boundaries, ChunkConfig};
-use crate::strategy::{Explanation, SentenceTrace, SplitReason};
+use crate::explain::{Explanation, SentenceTrace};
+use crate::strategy::SplitReason;
 use crate::threshold::Threshold;
 use std::fmt::Write;
 

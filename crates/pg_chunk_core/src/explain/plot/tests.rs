@@ -1,6 +1,7 @@
 use super::*;
+use crate::explain::SentenceTrace;
 use crate::sentences::Span;
-use crate::strategy::{SentenceTrace, SplitReason};
+use crate::strategy::SplitReason;
 
 fn labels() -> PlotLabels {
     PlotLabels::for_config(&ChunkConfig::default(), "lexical")
