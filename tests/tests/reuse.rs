@@ -190,7 +190,10 @@ fn identical_text_is_embedded_once_within_a_statement_across_documents_and_sessi
 
     // Lookups go through the hash index, not a scan.
     let plan: String = client
-        .query("EXPLAIN (COSTS OFF) SELECT embedding FROM knowledge_internal.stored_vectors WHERE key = '\\x00'::bytea", &[])
+        .query(
+            "EXPLAIN (COSTS OFF) SELECT embedding FROM knowledge_internal.stored_vectors WHERE key = '\\x00'::bytea",
+            &[],
+        )
         .unwrap()
         .iter()
         .map(|r| r.get::<_, String>(0))
