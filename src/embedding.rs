@@ -26,7 +26,7 @@ pub struct Embedded {
 }
 
 /// Embeds `texts` with `model`, through this backend's cache and, while the store embeds,
-/// knowledge.stored_vectors (`reuse::embed_reusing`: each missing distinct text once). Checks
+/// knowledge_internal.stored_vectors (`reuse::embed_reusing`: each missing distinct text once). Checks
 /// for query cancel between inference batches.
 pub fn embed_texts(
     name: &str,

@@ -29,8 +29,8 @@ static THREADS: GucSetting<i32> = GucSetting::<i32>::new(1);
 /// the machine's cores.
 static MAX_THREADS: GucSetting<i32> = GucSetting::<i32>::new(0);
 
-/// Sentences per inference batch. 16 was faster than 64 for MiniLM on this project's 2-core
-/// machines (less padding in each batch).
+/// Sentences per inference batch. Smaller batches carry less padding: 16 is faster for MiniLM than
+/// 32 or 64 (bench/README.md, "Decisions").
 static BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
 
 /// Memory for the per-backend embedding cache, in MB (0 disables it). Chunking a document again
@@ -38,7 +38,7 @@ static BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(16);
 /// Superuser-only: up to 4 GB in every backend of a role that raised it would exhaust memory.
 static EMBEDDING_CACHE_MB: GucSetting<i32> = GucSetting::<i32>::new(64);
 
-/// Room for knowledge.stored_vectors, in MB (0: vectors are neither stored nor looked up). The
+/// Room for knowledge_internal.stored_vectors, in MB (0: vectors are neither stored nor looked up). The
 /// store looks every text up there before embedding it, so an edit embeds only what changed
 /// and a repeated paragraph is embedded once; past the cap the oldest vectors go first. 1 GB
 /// holds the sentence and chunk vectors of about 80 MB of documents with the default config

@@ -34,7 +34,7 @@ mod worker;
 //   1. errors, gucs, heap, vector, cfg: none of ours
 //   2. vector_cache: this backend's embeddings, by model, role and text
 //   3. models: knowledge.models, the models loaded in this backend, their statistics
-//   4. stored_vectors: knowledge.stored_vectors, looked up before embedding and saved after
+//   4. stored_vectors: knowledge_internal.stored_vectors, looked up before embedding and saved after
 //   5. embedding: texts embedded through the cache and the stored vectors; a model as the core's embedder
 //   6. chunking: the core run with the model a cfg names; the rows of knowledge.chunk
 //   7. api, store, text_search, worker: the SQL functions and the queue's background workers

@@ -47,7 +47,7 @@ pub struct ModelStats {
     pub sentences_embedded: i64,
     pub cache_hits: i64,
     pub embed_ms: f64,
-    /// Vectors taken from knowledge.stored_vectors instead of being embedded.
+    /// Vectors taken from knowledge_internal.stored_vectors instead of being embedded.
     pub stored_hits: i64,
     /// Chunk rows knowledge_internal.write_chunks inserted with vectors of this model.
     pub chunks_written: i64,
@@ -100,7 +100,7 @@ fn files_sha256(stamps: &[FileStamp]) -> Result<String, Error> {
 }
 
 /// What decides the vectors model `name` gives a text (files::vector_identity), as 32 bytes.
-/// knowledge.stored_vectors keys vectors by it, so a changed row or file never reuses a vector
+/// knowledge_internal.stored_vectors keys vectors by it, so a changed row or file never reuses a vector
 /// made before the change.
 pub fn vector_identity(name: &str) -> Result<[u8; 32], Error> {
     let (spec, _) = model_spec(name)?;

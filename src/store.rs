@@ -54,7 +54,7 @@ fn embed_chunks_batch(
 }
 
 /// What knowledge_internal.write_chunks stores: embed_chunks_batch, each text's vector looked up in
-/// knowledge.stored_vectors first and saved there when it had to be embedded (docs/store.md, "Reuse: an edit embeds what it changed").
+/// knowledge_internal.stored_vectors first and saved there when it had to be embedded (docs/store.md, "Reuse: an edit embeds what it changed").
 /// Volatile: it writes that table.
 #[pg_extern(volatile, schema = "knowledge_internal")]
 fn embed_chunks_stored(

@@ -1,4 +1,4 @@
-//! knowledge.stored_vectors: the vectors the store embedded, by what made them, so that
+//! knowledge_internal.stored_vectors: the vectors the store embedded, by what made them, so that
 //! knowledge_internal.write_chunks embeds a text only when no vector of it is stored. A vector's key is
 //! the sha256 of its model's vector identity (`models::vector_identity`: the row's fields and
 //! the files' sha256), the role and the text; nothing made under another identity matches.
@@ -40,8 +40,8 @@ pub struct StoredVectors {
     dimension: usize,
 }
 
-/// Bytes a stored vector of `dimension` takes on disk, indexes included: 1,724 measured for
-/// 384 dimensions (bench/README.md, "Reuse").
+/// Bytes a stored vector of `dimension` takes on disk, indexes included: its floats and a row's
+/// fixed cost (key, id, heap and hash-index overhead); pg_chunk.stored_vectors_mb counts these.
 pub fn row_bytes(dimension: usize) -> u64 {
     4 * dimension as u64 + 190
 }
@@ -50,7 +50,7 @@ impl StoredVectors {
     /// The stored vectors for embedding `role` texts with `model` now: None outside the store's
     /// embedding, with pg_chunk.stored_vectors_mb 0, for a static model (whose embedding costs
     /// less than a row of the table: bench/README.md, "Reuse"), or for a role that may not read
-    /// and write knowledge.stored_vectors (the triggers and the workers run as its owner; someone
+    /// and write knowledge_internal.stored_vectors (the triggers and the workers run as its owner; someone
     /// calling knowledge.rechunk runs as themself).
     pub fn open(model: &str, spec: &ModelSpec, role: Role) -> Result<Option<StoredVectors>, Error> {
         let room = gucs::stored_vectors_bytes();

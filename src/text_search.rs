@@ -16,7 +16,7 @@ fn cjk_bigrams_of(doc: &str) -> String {
 
 /// The BM25 score of a chunk's tsvector for query lexemes found in `df` of the config's `chunks`
 /// chunks each (same order), given the config's mean chunk length
-/// (crates/pg_chunk_text_search/src/bm25.rs). knowledge.search reads them from knowledge.text_stats.
+/// (crates/pg_chunk_text_search/src/bm25.rs). knowledge.search reads them from knowledge_internal.text_stats.
 #[pg_extern(immutable, parallel_safe, strict, schema = "knowledge_internal")]
 fn bm25(
     tsv: TsVectorBytes<'_>,

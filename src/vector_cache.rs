@@ -17,7 +17,7 @@ pub fn forget_cached_vectors() {
 }
 
 /// Runs `f` with this backend's cache, sized by pg_chunk.embedding_cache_mb. The cache stays
-/// borrowed while `f` embeds and queries knowledge.stored_vectors; should that query embed in
+/// borrowed while `f` embeds and queries knowledge_internal.stored_vectors; should that query embed in
 /// turn (a user's trigger or policy), the inner call gets an empty cache, not a borrow panic.
 pub fn with_cache<R>(f: impl FnOnce(&mut EmbeddingCache) -> R) -> R {
     CACHE.with(|cell| match cell.try_borrow_mut() {

@@ -4,7 +4,7 @@
 //! over the query's lexemes `t` the chunk holds, where `tf` is how often `t` occurs in the chunk,
 //! `len` how many lexeme occurrences the chunk has and `avg` the mean of `len` over the chunk
 //! config's chunks. `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))` (Lucene's form, never
-//! negative), from the config's statistics (`knowledge.text_stats`), which count occurrences the
+//! negative), from the config's statistics (`knowledge_internal.text_stats`), which count occurrences the
 //! same way [`TsVector::lexemes`] does: a lexeme's positions, or 1 when it has none.
 //!
 //! The tsvector comes as PostgreSQL stores it (`TSVectorData` in `tsearch/ts_type.h`), read
