@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Renders the figure of docs/sql.md, docs/chunk_plot.svg: knowledge.chunk_plot of a short document on
+# Renders the figure of docs/sql.md, docs/chunk_plot.svg (beside this script): knowledge.chunk_plot of a short document on
 # four topics, with the default model (all-MiniLM-L6-v2) and method. Needs the extension and its
 # models installed (scripts/install.sh) and the 15 main cluster running; works in a scratch
 # database that it creates and drops.
