@@ -3,9 +3,8 @@
 -- row-level security applies (BM25's statistics are the config's, over all its chunks).
 --
 -- Its options are parsed and checked once, by knowledge_internal.search_options, into a
--- knowledge_internal.search_settings: the type's fields are the options, the one list of them
--- (docs/store.md's table says what each does; a client test holds the table, the error hint and
--- the bad-input cases to that list).
+-- knowledge_internal.search_settings: the type's fields are the options, the one list of them.
+--
 -- Candidates: 4·k from the model's HNSW index by cosine distance, 4·k by BM25 with OR
 -- semantics over the query's lexemes (crates/pg_chunk_core/src/bm25.rs). Hybrid mode fuses
 -- them by score: each candidate's cosine similarity and BM25 score as z-scores over the
@@ -15,7 +14,9 @@
 -- docs/design.md, "The search path"). With fusion "rrf", and in the other modes, by reciprocal
 -- rank, score = Σ 1 / (60 + rank).
 
--- The options, in the order docs/store.md lists them, each as the search uses it.
+-- The options, in the order docs/store.md lists them, each as the search uses it. The unknown-option
+-- hint names these fields; search_options_are_one_list (tests/tests/bad_input/search.rs) fails
+-- until a field added here has its row in docs/store.md's table and a bad-input case refusing it.
 CREATE TYPE knowledge_internal.search_settings AS (
     mode text,                      -- "hybrid", "vector" or "text"
     config knowledge.chunk_configs, -- the config named (default "default")
