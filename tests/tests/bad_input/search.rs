@@ -1,10 +1,13 @@
 //! Search options, k and query lengths.
 
 use super::{doc, Check, Expect, Matrix, BAD_CFG, NO_ROWS, OK, TOO_BIG, UNKNOWN};
+use pg_chunk_client_tests::connect;
+use std::collections::BTreeSet;
 
-/// Search options, and a search query too long for full text.
-pub(super) fn search_options(m: &mut Matrix) {
-    for (label, options, expect) in [
+/// Search options: (label, options, what the search must do). Every option is tried with a value
+/// that is refused (`search_options_are_one_list`).
+fn option_cases() -> Vec<(&'static str, &'static str, Expect)> {
+    vec![
         ("none", "{}", OK),
         ("mode vector", r#"{"mode": "vector"}"#, OK),
         ("mode text", r#"{"mode": "text"}"#, OK),
@@ -76,7 +79,25 @@ pub(super) fn search_options(m: &mut Matrix) {
         ("config number", r#"{"config": 1}"#, UNKNOWN),
         ("config null: default (MiniLM, no chunks)", r#"{"config": null}"#, NO_ROWS),
         ("config default, vector mode (MiniLM)", r#"{"config": "default", "mode": "vector"}"#, NO_ROWS),
-    ] {
+        ("k1 0", r#"{"k1": 0}"#, OK),
+        ("k1 10", r#"{"k1": 10}"#, OK),
+        ("k1 negative", r#"{"k1": -0.1}"#, BAD_CFG),
+        ("k1 above 10", r#"{"k1": 11}"#, BAD_CFG),
+        ("k1 1e400", r#"{"k1": 1e400}"#, BAD_CFG),
+        ("k1 as a string", r#"{"k1": "1.2"}"#, BAD_CFG),
+        ("k1 null", r#"{"k1": null}"#, BAD_CFG),
+        ("b 0", r#"{"b": 0}"#, OK),
+        ("b 1", r#"{"b": 1}"#, OK),
+        ("b 1e-400", r#"{"b": 1e-400}"#, BAD_CFG),
+        ("b above 1", r#"{"b": 1.5}"#, BAD_CFG),
+        ("b as a string", r#"{"b": "0.75"}"#, BAD_CFG),
+        ("b array", r#"{"b": [0.75]}"#, BAD_CFG),
+    ]
+}
+
+/// Search options, and a search query too long for full text.
+pub(super) fn search_options(m: &mut Matrix) {
+    for (label, options, expect) in option_cases() {
         m.add(
             format!("search options {label}"),
             "SELECT chunk_id, score, similarity FROM knowledge.search('bees in the hive', 5, $1::text::jsonb)",
@@ -138,4 +159,39 @@ pub(super) fn search_options(m: &mut Matrix) {
         Check::Search,
         TOO_BIG,
     );
+}
+
+/// The search options are one list, the fields of `knowledge_internal.search_settings`: the hint
+/// of an unknown option names them in order, docs/store.md's table has a row for each, in the
+/// same order, and each is tried above with a value that is refused.
+#[test]
+fn search_options_are_one_list() {
+    let mut client = connect();
+    let names: Vec<String> = client.query_one("SELECT knowledge_internal.search_option_names()", &[]).unwrap().get(0);
+    assert!(names.len() > 1, "{names:?}");
+
+    let error = client.query("SELECT * FROM knowledge.search('bees', 5, '{\"bogus\": 1}')", &[]).unwrap_err();
+    let hint = error.as_db_error().and_then(|e| e.hint()).unwrap_or_default().to_string();
+    let (last, rest) = names.split_last().unwrap();
+    assert_eq!(hint, format!("Options are {} and {last}.", rest.join(", ")));
+
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/store.md")).unwrap();
+    let documented: Vec<String> = page
+        .lines()
+        .skip_while(|line| !line.starts_with("| option | default | meaning |"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .map(|line| line.split('|').nth(1).unwrap_or_default().trim().trim_matches('`').to_string())
+        .collect();
+    assert_eq!(documented, names, "docs/store.md's table of search options");
+
+    let refused: BTreeSet<String> = option_cases()
+        .into_iter()
+        .filter(|(_, _, expect)| matches!(expect, Expect::Fails(_)))
+        .filter_map(|(_, options, _)| serde_json::from_str::<serde_json::Value>(options).ok())
+        .filter_map(|options| options.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
+        .flatten()
+        .collect();
+    let untried: Vec<&String> = names.iter().filter(|name| !refused.contains(*name)).collect();
+    assert!(untried.is_empty(), "options without a case that refuses a bad value: {untried:?}");
 }
