@@ -222,6 +222,32 @@ DROP TRIGGER chunk_configs_vector_index ON knowledge.chunk_configs;
 DROP FUNCTION knowledge_internal.chunk_configs_vector_index();
 DROP FUNCTION knowledge_internal.create_vector_index(text);
 
+-- knowledge.search's options and query as typed records (sql/search.sql, which defines them;
+-- tests/tests/upgrade.rs fails when these differ from it).
+CREATE TYPE knowledge_internal.search_settings AS (
+    mode text,                      -- "hybrid", "vector" or "text"
+    config knowledge.chunk_configs, -- the config named (default "default")
+    min_score float8,               -- least cosine similarity; NULL: none
+    document_ids bigint[],          -- NULL: every document
+    metadata jsonb,                 -- documents whose metadata @> it; NULL: every document
+    language regconfig,             -- the query's; NULL: each language in knowledge.languages
+    k1 float8,                      -- BM25's constants
+    b float8,
+    fusion text,                    -- the fusion in effect: "rrf" outside hybrid mode
+    neighbours float8               -- the neighbours' share in effect: 0 unless fusion is "scores"
+);
+
+CREATE TYPE knowledge_internal.search_query AS (
+    k int,
+    candidates int,
+    vector vector,
+    lexemes text[],
+    df float8[],
+    text_candidates tsquery,
+    chunks float8,
+    average_length float8
+);
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
@@ -839,19 +865,101 @@ $$;
 
 -- ==== sql/search.sql: its functions, as CREATE OR REPLACE, and their privileges
 
+CREATE OR REPLACE FUNCTION knowledge_internal.search_option_names() RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN ARRAY(SELECT a.attname::text FROM pg_attribute AS a
+             WHERE a.attrelid = 'knowledge_internal.search_settings'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+             ORDER BY a.attnum);
+
 CREATE OR REPLACE FUNCTION knowledge_internal.number_option(options jsonb, key text, low float8, high float8, fallback float8) RETURNS float8
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
-    value float8 := CASE WHEN jsonb_typeof(options -> key) = 'number' THEN (options ->> key)::float8 END;
+    value float8;
 BEGIN
     IF NOT options ? key THEN
         RETURN fallback;
     END IF;
+    BEGIN
+        value := CASE WHEN jsonb_typeof(options -> key) = 'number' THEN (options ->> key)::float8 END;
+    EXCEPTION WHEN numeric_value_out_of_range THEN
+        -- JSON's numbers go past float8's (1e400, 1e-400).
+        value := NULL;
+    END;
     IF value IS NULL OR value < low OR value > high THEN
         RAISE EXCEPTION 'search option % must be a number from % to %, not %', key, low, high, options -> key
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     RETURN value;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.search_options(options jsonb) RETURNS knowledge_internal.search_settings
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    names text[] := knowledge_internal.search_option_names();
+    s knowledge_internal.search_settings;
+    unknown text;
+BEGIN
+    IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT key INTO unknown FROM jsonb_object_keys(options - names) AS key LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
+            HINT = format('Options are %s and %s.', array_to_string(names[:cardinality(names) - 1], ', '), names[cardinality(names)]);
+    END IF;
+    s.mode := coalesce(options ->> 'mode', 'hybrid');
+    IF s.mode NOT IN ('hybrid', 'vector', 'text') THEN
+        RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', s.mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    s.fusion := coalesce(options ->> 'fusion', 'scores');
+    IF jsonb_typeof(options -> 'fusion') NOT IN ('string', 'null') OR s.fusion NOT IN ('scores', 'rrf') THEN
+        RAISE EXCEPTION 'search option fusion must be "scores" or "rrf", not %', options -> 'fusion'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- One list (vector or text mode) is ordered by reciprocal rank.
+    IF s.mode <> 'hybrid' THEN
+        s.fusion := 'rrf';
+    END IF;
+    s.neighbours := knowledge_internal.number_option(options, 'neighbours', 0, 1, CASE WHEN s.fusion = 'scores' THEN 0.3 ELSE 0 END);
+    IF s.neighbours > 0 AND s.fusion <> 'scores' THEN
+        RAISE EXCEPTION 'search option neighbours (%) needs mode "hybrid" with fusion "scores"', s.neighbours
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+        s.min_score := (options ->> 'min_score')::float8;
+        s.document_ids := CASE WHEN options ? 'document_ids'
+                               THEN ARRAY(SELECT jsonb_array_elements_text(options -> 'document_ids')::bigint) END;
+    EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range OR invalid_parameter_value THEN
+        RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
+            USING ERRCODE = 'invalid_parameter_value';
+    END;
+    IF s.min_score::text IN ('NaN', 'Infinity', '-Infinity') THEN
+        RAISE EXCEPTION 'search option min_score must be a finite number, not %', s.min_score
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
+    s.k1 := knowledge_internal.number_option(options, 'k1', 0, 10, 1.2);
+    s.b := knowledge_internal.number_option(options, 'b', 0, 1, 0.75);
+    s.metadata := options -> 'metadata';
+    IF s.metadata IS NOT NULL AND jsonb_typeof(s.metadata) <> 'object' THEN
+        RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    s.config := knowledge_internal.named_chunk_config(coalesce(options ->> 'config', 'default'));
+    IF s.mode = 'text' AND s.min_score IS NOT NULL THEN
+        RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF options ? 'language' THEN
+        s.language := (options ->> 'language')::regconfig;
+        -- regconfig also reads a number as an oid, of a configuration that may not exist.
+        IF NOT EXISTS (SELECT FROM pg_ts_config AS t WHERE t.oid = s.language) THEN
+            RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
+                USING ERRCODE = 'undefined_object';
+        END IF;
+    END IF;
+    RETURN s;
 END
 $$;
 
@@ -864,79 +972,14 @@ SET hnsw.ef_search = 100
 SET hnsw.iterative_scan = 'strict_order'
 AS $$
 DECLARE
-    mode text := coalesce(options ->> 'mode', 'hybrid');
-    config_name text := coalesce(options ->> 'config', 'default');
-    config knowledge.chunk_configs;
+    settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
+    config knowledge.chunk_configs := settings.config;
+    q knowledge_internal.search_query;
     dim int;
-    min_score float8;
-    doc_ids bigint[];
-    doc_metadata jsonb := options -> 'metadata';
-    query_vector text;
-    -- The text leg's query (knowledge_internal.text_query).
-    lexemes text[];
-    df float8[];
-    text_candidates tsquery;
-    chunks float8;
-    average_length float8;
-    k1 float8 := 1.2;
-    b float8 := 0.75;
-    fusion text := coalesce(options ->> 'fusion', 'scores');
-    fuse_scores boolean;
-    neighbours float8;
-    candidates int;
-    unknown text;
-    language regconfig;
     statement text;
 BEGIN
-    IF jsonb_typeof(options) IS DISTINCT FROM 'object' THEN
-        RAISE EXCEPTION 'search options must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT key INTO unknown FROM jsonb_object_keys(options) AS key
-    WHERE key NOT IN ('mode', 'config', 'min_score', 'document_ids', 'metadata', 'language', 'k1', 'b', 'fusion',
-                      'neighbours') LIMIT 1;
-    IF FOUND THEN
-        RAISE EXCEPTION 'unknown search option "%"', unknown USING ERRCODE = 'invalid_parameter_value',
-            HINT = 'Options are mode, config, min_score, document_ids, metadata, language, k1, b, fusion and neighbours.';
-    END IF;
-    IF mode NOT IN ('hybrid', 'vector', 'text') THEN
-        RAISE EXCEPTION 'search option mode must be "hybrid", "vector" or "text", not "%"', mode
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF jsonb_typeof(options -> 'fusion') NOT IN ('string', 'null') OR fusion NOT IN ('scores', 'rrf') THEN
-        RAISE EXCEPTION 'search option fusion must be "scores" or "rrf", not %', options -> 'fusion'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    fuse_scores := mode = 'hybrid' AND fusion = 'scores';
-    neighbours := knowledge_internal.number_option(options, 'neighbours', 0, 1, CASE WHEN fuse_scores THEN 0.3 ELSE 0 END);
-    IF neighbours > 0 AND NOT fuse_scores THEN
-        RAISE EXCEPTION 'search option neighbours (%) needs mode "hybrid" with fusion "scores"', neighbours
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     IF k IS NULL OR k < 1 OR k > 1000 THEN
         RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    BEGIN
-        min_score := (options ->> 'min_score')::float8;
-        doc_ids := CASE WHEN options ? 'document_ids'
-                        THEN ARRAY(SELECT jsonb_array_elements_text(options -> 'document_ids')::bigint) END;
-    EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range OR invalid_parameter_value THEN
-        RAISE EXCEPTION 'search options min_score must be a number and document_ids an array of ids: %', options
-            USING ERRCODE = 'invalid_parameter_value';
-    END;
-    IF min_score::text IN ('NaN', 'Infinity', '-Infinity') THEN
-        RAISE EXCEPTION 'search option min_score must be a finite number, not %', min_score
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    -- BM25's constants: k1 from 0 (term frequency ignored) to 10, b from 0 (length ignored) to 1.
-    k1 := knowledge_internal.number_option(options, 'k1', 0, 10, k1);
-    b := knowledge_internal.number_option(options, 'b', 0, 1, b);
-    IF doc_metadata IS NOT NULL AND jsonb_typeof(doc_metadata) <> 'object' THEN
-        RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    config := knowledge_internal.named_chunk_config(config_name);
-    IF mode = 'text' AND min_score IS NOT NULL THEN
-        RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
-            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF query IS NULL OR btrim(query) = '' THEN
         RETURN;
@@ -946,52 +989,50 @@ BEGIN
         RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
             USING ERRCODE = 'program_limit_exceeded';
     END IF;
-    candidates := 4 * k;
+    q.k := k;
+    q.candidates := 4 * k;
     -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
-    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, candidates))::text, true);
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
 
     SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
     LEFT JOIN knowledge.models AS m ON m.name = config.model;
-    IF mode <> 'text' THEN
-        query_vector := knowledge.embed(query, config.model, 'query')::text;
+    IF settings.mode <> 'text' THEN
+        q.vector := knowledge.embed(query, config.model, 'query');
         -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
         -- are no direction: no vector candidates, and no similarity.
-        IF vector_norm(query_vector::vector) = 0 THEN
-            query_vector := NULL;
+        IF vector_norm(q.vector) = 0 THEN
+            q.vector := NULL;
         END IF;
     END IF;
-    IF options ? 'language' THEN
-        language := (options ->> 'language')::regconfig;
-        -- regconfig also reads a number as an oid, of a configuration that may not exist.
-        IF NOT EXISTS (SELECT FROM pg_ts_config AS t WHERE t.oid = language) THEN
-            RAISE EXCEPTION 'text search configuration "%" does not exist', options ->> 'language'
-                USING ERRCODE = 'undefined_object';
-        END IF;
-    END IF;
-    IF mode <> 'vector' THEN
-        SELECT * INTO lexemes, df, text_candidates, chunks, average_length FROM knowledge_internal.text_query(config.name, query, language);
+    IF settings.mode <> 'vector' THEN
+        SELECT * INTO q.lexemes, q.df, q.text_candidates, q.chunks, q.average_length
+        FROM knowledge_internal.text_query(config.name, query, settings.language);
     END IF;
 
-    -- The config, model and dimension are spliced as literals so the planner matches the
-    -- config's partial HNSW index; the query text and vector always travel as parameters.
+    -- $1 is the settings (knowledge_internal.search_settings), $2 the query
+    -- (knowledge_internal.search_query). EXECUTE's parameters are constants to the planner, and
+    -- so is a field of one, ($1).mode say: each leg is planned for these values. The config,
+    -- model and dimension are spliced as literals too, so the planner matches the config's
+    -- partial HNSW and GIN indexes.
     statement := format($q$
         WITH vector_hits AS (
-            SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> $1) AS rank
+            SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> ($2).vector) AS rank
             FROM (SELECT c.id, %1$s AS embedding_cast
                   FROM knowledge.chunks AS c %4$s
-                  WHERE $6 <> 'text' AND $1 IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
-                    AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
-                    AND ($4::jsonb IS NULL OR d.metadata @> $4)
-                  ORDER BY %1$s <=> $1 LIMIT $5) AS c
+                  WHERE ($1).mode <> 'text' AND ($2).vector IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
+                    AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
+                    AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                  ORDER BY %1$s <=> ($2).vector LIMIT ($2).candidates) AS c
         ), text_hits AS (
             SELECT t.id, t.score, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-            FROM (SELECT c.id, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14) AS score
+            FROM (SELECT c.id, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1, ($1).b,
+                                                       ($2).average_length) AS score
                   FROM (SELECT c.id, c.tsv FROM knowledge.chunks AS c %4$s
-                        WHERE $6 <> 'vector' AND c.chunk_config = $2 AND c.tsv @@ $15
-                          AND ($3::bigint[] IS NULL OR c.document_id = ANY ($3))
-                          AND ($4::jsonb IS NULL OR d.metadata @> $4)
+                        WHERE ($1).mode <> 'vector' AND c.chunk_config = %3$L AND c.tsv @@ ($2).text_candidates
+                          AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
+                          AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
                         LIMIT knowledge_internal.text_candidate_limit()) AS c
-                  ORDER BY score DESC, c.id LIMIT $5) AS t
+                  ORDER BY score DESC, c.id LIMIT ($2).candidates) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank, t.score AS bm25,
                    coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf
@@ -1000,8 +1041,10 @@ BEGIN
             -- NULL, not NaN, for a chunk whose embedding is all zeros. Score fusion needs every
             -- candidate's BM25, the vector leg's too (0 without a lexeme of the query).
             SELECT f.id, f.vector_rank, f.text_rank, f.rrf,
-                   CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> $1), 'NaN') END AS similarity,
-                   CASE WHEN $16 THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, $7, $10, $11, $12, $13, $14), 0) END AS bm25,
+                   CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> ($2).vector), 'NaN') END AS similarity,
+                   CASE WHEN ($1).fusion = 'scores'
+                        THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1,
+                                                                      ($1).b, ($2).average_length), 0) END AS bm25,
                    c.document_id, c.chunk_index, c.content
             FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
         ), standardised AS (
@@ -1013,30 +1056,31 @@ BEGIN
         ), scored AS (
             -- A candidate without a similarity counts as the least similar.
             SELECT s.id, s.vector_rank, s.text_rank, s.similarity, s.document_id, s.chunk_index, s.content,
-                   CASE WHEN $16 THEN (coalesce(s.z_similarity, min(s.z_similarity) OVER (), 0) + s.z_bm25) / 2
+                   CASE WHEN ($1).fusion = 'scores' THEN (coalesce(s.z_similarity, min(s.z_similarity) OVER (), 0) + s.z_bm25) / 2
                         ELSE s.rrf::float8 END AS score
             FROM standardised AS s
         ), neighboured AS (
-            -- Plus a share ($17) of the better neighbour's score where it is above 0 (greatest
-            -- skips the NULL of a neighbour that is not a candidate).
+            -- Plus the neighbours' share of the better neighbour's score where it is above 0
+            -- (greatest skips the NULL of a neighbour that is not a candidate).
             SELECT s.id, s.vector_rank, s.text_rank, s.similarity, s.document_id, s.chunk_index, s.content,
-                   s.score + $17 * greatest(0,
+                   s.score + ($1).neighbours * greatest(0,
                        CASE WHEN lag(s.chunk_index) OVER w = s.chunk_index - 1 THEN lag(s.score) OVER w END,
                        CASE WHEN lead(s.chunk_index) OVER w = s.chunk_index + 1 THEN lead(s.score) OVER w END) AS score
             FROM scored AS s
             WINDOW w AS (PARTITION BY s.document_id ORDER BY s.chunk_index)
         ), passing AS (
-            SELECT s.*, false AS below FROM neighboured AS s WHERE $8::float8 IS NULL OR s.similarity >= $8
+            SELECT s.*, false AS below FROM neighboured AS s
+            WHERE ($1).min_score IS NULL OR s.similarity >= ($1).min_score
         )
         SELECT id, document_id, chunk_index, content, score::float8, vector_rank::int, text_rank::int, similarity::float8, below
         FROM (SELECT * FROM passing
               UNION ALL
               SELECT s.*, true FROM neighboured AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
-        ORDER BY score DESC, id LIMIT $9
+        ORDER BY score DESC, id LIMIT ($2).k
         $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
         -- The chunks' documents are joined only to filter: by metadata, or by their row-level
         -- security (a chunk's document always exists: the foreign key).
-        CASE WHEN doc_metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
+        CASE WHEN settings.metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
              THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END);
     -- pgvector's HNSW scan (0.8.6 included) can fail with XX000 "cannot load deleted element"
     -- when a VACUUM of the chunks marks elements deleted while an iterative scan resumes from
@@ -1044,9 +1088,7 @@ BEGIN
     -- them all) and writes nothing, so it runs again: docs/errors.md.
     FOR attempt IN 1..3 LOOP
         BEGIN
-            RETURN QUERY EXECUTE statement
-            USING query_vector::vector, config.name, doc_ids, doc_metadata, candidates, mode, lexemes, min_score, k,
-                  df, chunks, k1, b, average_length, text_candidates, fuse_scores, neighbours;
+            RETURN QUERY EXECUTE statement USING settings, q;
             RETURN;
         EXCEPTION WHEN internal_error THEN
             IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN

@@ -6,7 +6,7 @@
 -- knowledge_internal.search_settings: the type's fields are the options, the one list of them.
 --
 -- Candidates: 4·k from the model's HNSW index by cosine distance, 4·k by BM25 with OR
--- semantics over the query's lexemes (crates/pg_chunk_core/src/bm25.rs). Hybrid mode fuses
+-- semantics over the query's lexemes (crates/pg_chunk_text_search/src/bm25.rs). Hybrid mode fuses
 -- them by score: each candidate's cosine similarity and BM25 score as z-scores over the
 -- candidates, score = their mean, plus `neighbours` times the better of its neighbours' scores
 -- (the chunks just before and after it in its document, when they are candidates too) where that

@@ -213,3 +213,29 @@ GRANT SELECT ON knowledge.embedding_run_stats TO PUBLIC;
 DROP TRIGGER chunk_configs_vector_index ON knowledge.chunk_configs;
 DROP FUNCTION knowledge_internal.chunk_configs_vector_index();
 DROP FUNCTION knowledge_internal.create_vector_index(text);
+
+-- knowledge.search's options and query as typed records (sql/search.sql, which defines them;
+-- tests/tests/upgrade.rs fails when these differ from it).
+CREATE TYPE knowledge_internal.search_settings AS (
+    mode text,                      -- "hybrid", "vector" or "text"
+    config knowledge.chunk_configs, -- the config named (default "default")
+    min_score float8,               -- least cosine similarity; NULL: none
+    document_ids bigint[],          -- NULL: every document
+    metadata jsonb,                 -- documents whose metadata @> it; NULL: every document
+    language regconfig,             -- the query's; NULL: each language in knowledge.languages
+    k1 float8,                      -- BM25's constants
+    b float8,
+    fusion text,                    -- the fusion in effect: "rrf" outside hybrid mode
+    neighbours float8               -- the neighbours' share in effect: 0 unless fusion is "scores"
+);
+
+CREATE TYPE knowledge_internal.search_query AS (
+    k int,
+    candidates int,
+    vector vector,
+    lexemes text[],
+    df float8[],
+    text_candidates tsquery,
+    chunks float8,
+    average_length float8
+);
