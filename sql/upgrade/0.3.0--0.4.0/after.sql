@@ -1,0 +1,1 @@
+-- 0.3.0 → 0.4.0, after the functions: triggers, indexes, data backfills.
