@@ -28,6 +28,12 @@ COMMENT ON FUNCTION knowledge.token_count(text, text) IS
 COMMENT ON FUNCTION knowledge.embedding_stats() IS
 'Per model, in this backend: loads and load time, texts (sentences and chunks) embedded, cache hits, time spent embedding, vectors reused from knowledge_internal.stored_vectors, chunk rows written.';
 
+COMMENT ON FUNCTION knowledge.prewarm(text) IS
+'Loads a model (NULL: pg_chunk.default_model) into this backend ahead of its first use, for a connection pool''s connect hook; returns the load time in milliseconds, 0 where the model was already loaded.';
+
+COMMENT ON FUNCTION knowledge.version() IS
+'The version of this backend''s pg_chunk library and of the SQL installed in this database (pg_extension.extversion); a library older than the SQL is refused until the right library is installed and, where preloaded, the server restarted.';
+
 COMMENT ON FUNCTION knowledge.rechunk(bigint, text) IS
 'Chunks and embeds one document again now, with the named chunk config or (config NULL) with each config it belongs to, async configs included; returns the chunk rows written.';
 

@@ -4,6 +4,7 @@
 //! names, and a model can be re-registered; PARALLEL SAFE because each call only reads its
 //! arguments. STRICT: a NULL document or cfg gives no rows.
 
+use crate::catalog;
 use crate::cfg::Cfg;
 use crate::chunking::{chunk_rows, notice_truncation, notice_wide_chunks, sql_int, with_chunking_model, ChunkRow};
 use crate::embedding::{check_for_cancel, embed_optional};
@@ -245,6 +246,30 @@ fn embedding_stats() -> TableIterator<
     TableIterator::new(models::stats().into_iter().map(|(name, s)| {
         (name, s.loads, s.load_ms, s.sentences_embedded, s.cache_hits, s.embed_ms, s.stored_hits, s.chunks_written)
     }))
+}
+
+/// Loads `model` (NULL: pg_chunk.default_model) into this backend, so that the first call that
+/// embeds does not pay for it: for a connection pool's connect hook. Returns the milliseconds
+/// the load took, 0 where the model was already loaded as it is registered (a changed row,
+/// file or pg_chunk.threads loads it again, as any use would). `lexical` loads nothing.
+/// Volatile: it changes this backend's state.
+#[pg_extern(volatile)]
+fn prewarm(model: default!(Option<&str>, "NULL")) -> Result<f64, ErrorReport> {
+    let name = model.map_or_else(gucs::default_model, str::to_string);
+    if name == LEXICAL {
+        return Ok(0.0);
+    }
+    models::prewarm(&name).map_err(|e| e.report("prewarm"))
+}
+
+/// The version of this backend's pg_chunk library and that of the SQL installed in the database
+/// (`pg_extension.extversion`). They differ between installing a new library and `ALTER
+/// EXTENSION pg_chunk UPDATE`; a library older than the SQL is refused (catalog.rs), and this
+/// function, never refused, shows both.
+#[pg_extern(stable, parallel_safe)]
+fn version() -> Result<TableIterator<'static, (name!(library, String), name!(sql, Option<String>))>, ErrorReport> {
+    let sql = catalog::installed_sql_version().map_err(|e| e.report("version"))?;
+    Ok(TableIterator::once((catalog::LIBRARY_VERSION.to_string(), sql)))
 }
 
 /// Embeds the inputs in one batched call with `model` (NULL: the default model), with a NOTICE

@@ -21,6 +21,9 @@ pub enum Error {
     /// `knowledge.models` holds something unusable.
     #[error("{0}")]
     Registry(String),
+    /// This library is older than the SQL installed in the database (catalog.rs has the rule).
+    #[error("pg_chunk's library is version {library}, older than its SQL in this database, version {sql}")]
+    VersionMismatch { library: String, sql: String },
 }
 
 impl From<ChunkError> for Error {
@@ -71,11 +74,28 @@ impl Error {
                 EmbedError::Runtime(_) => PgSqlErrorCode::ERRCODE_EXTERNAL_ROUTINE_EXCEPTION, // 38000
             },
             Error::Registry(_) => PgSqlErrorCode::ERRCODE_INVALID_OBJECT_DEFINITION, // 42P17
+            Error::VersionMismatch { .. } => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, // 55000
+        }
+    }
+
+    /// What to do about the error, where there is one thing to do.
+    fn hint(&self) -> Option<String> {
+        match self {
+            Error::VersionMismatch { sql, .. } => Some(format!(
+                "Install pg_chunk {sql}'s library; where pg_chunk is in shared_preload_libraries, restart the \
+                 server after installing it (docs/operations.md, \"Upgrading\")."
+            )),
+            _ => None,
         }
     }
 
     /// The report pgrx raises when a function returns `Err`.
     pub fn report(self, function: &'static str) -> ErrorReport {
-        ErrorReport::new(self.sqlstate(), self.to_string(), function)
+        let hint = self.hint();
+        let report = ErrorReport::new(self.sqlstate(), self.to_string(), function);
+        match hint {
+            Some(hint) => report.set_hint(hint),
+            None => report,
+        }
     }
 }

@@ -196,6 +196,21 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::UNIT_MB,
     );
+    reserve_prefix();
+}
+
+/// Reserves the `pg_chunk.` prefix, once every setting above is defined: from then on a name
+/// under it that is none of them is refused (`SET pg_chunk.thread = 2` fails with 42602, "invalid
+/// configuration parameter name"), and a placeholder already set under it (postgresql.conf,
+/// ALTER DATABASE, a SET before the library loaded) is removed with a WARNING. So
+/// pg_chunk.workers and pg_chunk.worker_databases, defined only at preload, are removed with a
+/// WARNING from a server that loads pg_chunk later: there they would do nothing.
+fn reserve_prefix() {
+    // SAFETY: called from _PG_init, in the backend's main thread; PostgreSQL copies the name.
+    #[cfg(not(any(feature = "pg13", feature = "pg14")))]
+    unsafe {
+        pgrx::pg_sys::MarkGUCPrefixReserved(c"pg_chunk".as_ptr());
+    }
 }
 
 pub fn onnxruntime_library() -> PathBuf {

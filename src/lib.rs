@@ -14,6 +14,7 @@
 use pgrx::prelude::*;
 
 mod api;
+mod catalog;
 mod cfg;
 mod chunking;
 mod embedding;
@@ -32,7 +33,7 @@ mod worker;
 // two modules import each other (lib_tests.rs reads this list and checks every `crate::` path in
 // src/*.rs against it; a new module gets a line here).
 //   1. errors, gucs, heap, vector, cfg: none of ours
-//   2. vector_cache: this backend's embeddings, by model, role and text
+//   2. vector_cache, catalog: this backend's state: its embeddings by model, role and text; whether its library serves the installed SQL
 //   3. models: knowledge.models, the models loaded in this backend, their statistics
 //   4. stored_vectors: knowledge_internal.stored_vectors, looked up before embedding and saved after
 //   5. embedding: texts embedded through the cache and the stored vectors; a model as the core's embedder

@@ -1,6 +1,7 @@
 //! Embedding models inside a backend: found by name in `knowledge.models`, loaded on first use
 //! and kept for the life of the backend, reloaded when their row or settings change.
 
+use crate::catalog;
 use crate::errors::Error;
 use crate::gucs;
 use crate::vector_cache;
@@ -157,11 +158,19 @@ fn wanted(name: &str) -> Result<Wanted, Error> {
     Ok(Wanted { spec, runtime, threads_asked, fingerprint })
 }
 
-/// Loads model `name` into `loaded` unless it is there as `wanted`.
-fn ensure_loaded(loaded: &mut HashMap<String, Loaded>, name: &str, wanted: Wanted) -> Result<(), Error> {
+/// Loads model `name` into this backend unless it is loaded as it should be (`with_model`'s
+/// rule); the milliseconds loading took, 0 where it was already loaded.
+pub fn prewarm(name: &str) -> Result<f64, Error> {
+    let wanted = wanted(name)?;
+    LOADED.with_borrow_mut(|loaded| ensure_loaded(loaded, name, wanted))
+}
+
+/// Loads model `name` into `loaded` unless it is there as `wanted`; the milliseconds loading
+/// took, 0 where it was there.
+fn ensure_loaded(loaded: &mut HashMap<String, Loaded>, name: &str, wanted: Wanted) -> Result<f64, Error> {
     let Wanted { spec, runtime, threads_asked, fingerprint } = wanted;
     if loaded.get(name).is_some_and(|l| l.fingerprint == fingerprint) {
-        return Ok(());
+        return Ok(0.0);
     }
     if loaded.remove(name).is_some() {
         // Vectors this backend cached from the model as it was must not be reused.
@@ -179,12 +188,13 @@ fn ensure_loaded(loaded: &mut HashMap<String, Loaded>, name: &str, wanted: Wante
     }
     let started = Instant::now();
     let model = load_model(&spec, &runtime).map_err(|e| Error::embed(e, &spec))?;
+    let load_ms = started.elapsed().as_secs_f64() * 1000.0;
     record(name, |s| {
         s.loads += 1;
-        s.load_ms += started.elapsed().as_secs_f64() * 1000.0;
+        s.load_ms += load_ms;
     });
     loaded.insert(name.to_string(), Loaded { fingerprint, model });
-    Ok(())
+    Ok(load_ms)
 }
 
 /// Updates this backend's statistics for `model`.
@@ -198,6 +208,8 @@ pub fn stats() -> Vec<(String, ModelStats)> {
 
 /// The model's specification with absolute paths, and its row as JSON (for the fingerprint).
 fn model_spec(name: &str) -> Result<(ModelSpec, String), Error> {
+    // Every use of a model starts here: knowledge.embed, chunk, token_count, prewarm, the store.
+    catalog::check_library_serves_sql()?;
     // A read-only SPI select: Spi::get_one runs its query read-write, which a parallel worker
     // refuses ("cannot assign XIDs during a parallel operation"), and these functions are
     // PARALLEL SAFE.

@@ -2,6 +2,7 @@
 //! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs. They
 //! are in schema knowledge_internal (sql/models.sql says why).
 
+use crate::catalog;
 use crate::cfg::Cfg;
 use crate::chunking::{chunk_rows, notice_wide_chunks};
 use crate::embedding::embed_optional;
@@ -91,6 +92,7 @@ fn embedded_chunk_rows(
     model: Option<&str>,
     function: &'static str,
 ) -> Result<EmbeddedChunkTable, ErrorReport> {
+    catalog::check_library_serves_sql().map_err(|e| e.report(function))?;
     let (Some(ids), Some(docs), Some(cfg)) = (document_ids, docs, cfg) else {
         return Ok(TableIterator::new(Vec::new()));
     };
@@ -152,10 +154,12 @@ fn count_chunks_written(model: &str, chunks: i64) {
 /// pg_chunk.maintain_chunks, as the triggers of sql/store.sql read it. Calling it loads pg_chunk
 /// in the backend first, which defines the setting: a value set before that, as an unknown
 /// placeholder, by a role that may not set it, is then refused (a WARNING) and the default
-/// holds. `current_setting` alone would read the placeholder.
+/// holds. `current_setting` alone would read the placeholder. Every trigger that writes chunks
+/// calls it first, so a library older than the installed SQL is refused there (catalog.rs).
 #[pg_extern(stable, parallel_safe, schema = "knowledge_internal")]
-fn maintains_chunks() -> bool {
-    gucs::maintain_chunks()
+fn maintains_chunks() -> Result<bool, ErrorReport> {
+    catalog::check_library_serves_sql().map_err(|e| e.report("maintains_chunks"))?;
+    Ok(gucs::maintain_chunks())
 }
 
 /// The sha256 of the weights file `model` is registered with (NULL for lexical, which has
