@@ -53,7 +53,7 @@ COMMENT ON TABLE knowledge_internal.stored_vectors IS
 'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
-'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
+'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed), and the milliseconds they took.';
 
 COMMENT ON FUNCTION knowledge.process_queue(int, int) IS
 'Chunks, embeds and writes up to batch_size queued documents in the caller''s transaction; failures are retried with backoff, then moved to knowledge.failed. The background workers call it.';

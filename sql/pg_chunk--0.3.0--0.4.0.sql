@@ -9,6 +9,17 @@
 -- 0.3.0 → 0.4.0, before the functions: schema moves, dropped or re-typed functions,
 -- the new C functions, tables and views.
 
+-- Each write's elapsed time (knowledge_internal.write_chunks fills it), and its sum per run.
+ALTER TABLE knowledge.embedding_writes ADD COLUMN elapsed_ms float8;
+CREATE OR REPLACE VIEW knowledge.embedding_run_stats AS
+SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
+       coalesce(sum(w.documents), 0) AS documents, coalesce(sum(w.chunks_written), 0) AS chunks_written,
+       coalesce(sum(w.chunks_kept), 0) AS chunks_kept, coalesce(sum(w.vectors_embedded), 0) AS vectors_embedded,
+       coalesce(sum(w.vectors_reused), 0) AS vectors_reused, max(w.written_at) AS last_write,
+       sum(w.elapsed_ms) AS elapsed_ms
+FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
+GROUP BY r.id;
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
@@ -166,6 +177,7 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
+    started timestamptz := clock_timestamp();
     run bigint := knowledge_internal.current_run(config);
     fresh knowledge.chunks[];
     embedded_before bigint;
@@ -212,9 +224,11 @@ BEGIN
     PERFORM knowledge_internal.count_chunks_written(config.model, written);
     -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
     IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
-        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
+        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded,
+                                                vectors_reused, elapsed_ms)
         VALUES (run, cardinality(document_ids), written, cardinality(fresh) - written,
-                embedded_after - embedded_before, reused_after - reused_before);
+                embedded_after - embedded_before, reused_after - reused_before,
+                1000 * extract(epoch FROM clock_timestamp() - started)::float8);
     END IF;
     RETURN cardinality(fresh);
 END
@@ -1096,7 +1110,7 @@ COMMENT ON TABLE knowledge_internal.stored_vectors IS
 'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
-'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
+'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed), and the milliseconds they took.';
 
 COMMENT ON FUNCTION knowledge.process_queue(int, int) IS
 'Chunks, embeds and writes up to batch_size queued documents in the caller''s transaction; failures are retried with backoff, then moved to knowledge.failed. The background workers call it.';

@@ -132,7 +132,10 @@ CREATE TABLE knowledge.embedding_writes (
     -- Texts (sentences and chunks) the model embedded, and texts whose vector was reused from
     -- knowledge_internal.stored_vectors or the backend's cache.
     vectors_embedded int NOT NULL,
-    vectors_reused int NOT NULL
+    vectors_reused int NOT NULL,
+    -- How long the call took, in milliseconds (clock time, embedding included); NULL for writes
+    -- recorded before it was measured.
+    elapsed_ms float8
 );
 CREATE INDEX embedding_writes_run_id ON knowledge.embedding_writes (run_id);
 
@@ -141,7 +144,8 @@ CREATE VIEW knowledge.embedding_run_stats AS
 SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
        coalesce(sum(w.documents), 0) AS documents, coalesce(sum(w.chunks_written), 0) AS chunks_written,
        coalesce(sum(w.chunks_kept), 0) AS chunks_kept, coalesce(sum(w.vectors_embedded), 0) AS vectors_embedded,
-       coalesce(sum(w.vectors_reused), 0) AS vectors_reused, max(w.written_at) AS last_write
+       coalesce(sum(w.vectors_reused), 0) AS vectors_reused, max(w.written_at) AS last_write,
+       sum(w.elapsed_ms) AS elapsed_ms
 FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
 GROUP BY r.id;
 
@@ -372,6 +376,7 @@ $$;
 CREATE FUNCTION knowledge_internal.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
+    started timestamptz := clock_timestamp();
     run bigint := knowledge_internal.current_run(config);
     fresh knowledge.chunks[];
     embedded_before bigint;
@@ -418,9 +423,11 @@ BEGIN
     PERFORM knowledge_internal.count_chunks_written(config.model, written);
     -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
     IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
-        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
+        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded,
+                                                vectors_reused, elapsed_ms)
         VALUES (run, cardinality(document_ids), written, cardinality(fresh) - written,
-                embedded_after - embedded_before, reused_after - reused_before);
+                embedded_after - embedded_before, reused_after - reused_before,
+                1000 * extract(epoch FROM clock_timestamp() - started)::float8);
     END IF;
     RETURN cardinality(fresh);
 END
