@@ -40,6 +40,9 @@ COMMENT ON FUNCTION knowledge.rechunk(bigint, text) IS
 COMMENT ON FUNCTION knowledge.rechunk_all(text, int) IS
 'Chunks and embeds again every document the named config applies to (NULL: every document with all its configs), queueing them for an async config, with a NOTICE every progress_every documents; returns the number of documents.';
 
+COMMENT ON FUNCTION knowledge.rechunk_estimate(text, jsonb, text) IS
+'What changing the named config''s cfg or model (NULL: as it is) would rewrite: the documents it applies to and its chunks, the chunks per second of its past writes with that model (knowledge.embedding_writes), the seconds that makes (NULL without such writes, with a note), and whether the change needs pg_chunk.reembed_confirm.';
+
 COMMENT ON FUNCTION knowledge.attach(regclass, name, name, text, regconfig) IS
 'Mirrors a table into knowledge.documents: each row with a non-NULL text becomes a document (source_key = its id column), kept in step by triggers on the table, TRUNCATE included; returns the rows mirrored now.';
 
@@ -59,7 +62,7 @@ COMMENT ON TABLE knowledge_internal.stored_vectors IS
 'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
-'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
+'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed), and the milliseconds they took.';
 
 COMMENT ON FUNCTION knowledge.process_queue(int, int) IS
 'Chunks, embeds and writes up to batch_size queued documents in the caller''s transaction; failures are retried with backoff, then moved to knowledge.failed. The background workers call it.';

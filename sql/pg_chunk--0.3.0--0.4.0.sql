@@ -24,6 +24,17 @@ STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'version_wrapper';
 
+-- Each write's elapsed time (knowledge_internal.write_chunks fills it), and its sum per run.
+ALTER TABLE knowledge.embedding_writes ADD COLUMN elapsed_ms float8;
+CREATE OR REPLACE VIEW knowledge.embedding_run_stats AS
+SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
+       coalesce(sum(w.documents), 0) AS documents, coalesce(sum(w.chunks_written), 0) AS chunks_written,
+       coalesce(sum(w.chunks_kept), 0) AS chunks_kept, coalesce(sum(w.vectors_embedded), 0) AS vectors_embedded,
+       coalesce(sum(w.vectors_reused), 0) AS vectors_reused, max(w.written_at) AS last_write,
+       sum(w.elapsed_ms) AS elapsed_ms
+FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
+GROUP BY r.id;
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
@@ -181,6 +192,7 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
+    started timestamptz := clock_timestamp();
     run bigint := knowledge_internal.current_run(config);
     fresh knowledge.chunks[];
     embedded_before bigint;
@@ -227,9 +239,11 @@ BEGIN
     PERFORM knowledge_internal.count_chunks_written(config.model, written);
     -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
     IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
-        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
+        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded,
+                                                vectors_reused, elapsed_ms)
         VALUES (run, cardinality(document_ids), written, cardinality(fresh) - written,
-                embedded_after - embedded_before, reused_after - reused_before);
+                embedded_after - embedded_before, reused_after - reused_before,
+                1000 * extract(epoch FROM clock_timestamp() - started)::float8);
     END IF;
     RETURN cardinality(fresh);
 END
@@ -313,6 +327,9 @@ BEGIN
     IF NOT knowledge_internal.maintains_chunks() THEN
         RETURN NULL;
     END IF;
+    IF TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model) THEN
+        PERFORM knowledge_internal.confirm_reembed(OLD.name, NEW.name);
+    END IF;
     IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
         DELETE FROM knowledge.chunks AS c USING knowledge.documents AS d
         WHERE c.chunk_config = NEW.name AND d.id = c.document_id AND d.chunk_config IS NULL;
@@ -322,6 +339,30 @@ BEGIN
         PERFORM knowledge.rechunk_all(NEW.name);
     END IF;
     RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.reembed_confirm_chunks() RETURNS bigint
+LANGUAGE sql STABLE
+RETURN coalesce(nullif(current_setting('pg_chunk.reembed_confirm_chunks', true), '')::bigint, 0);
+
+CREATE OR REPLACE FUNCTION knowledge_internal.confirm_reembed(config text, new_name text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    most bigint := knowledge_internal.reembed_confirm_chunks();
+    chunks bigint;
+BEGIN
+    IF most = 0 OR current_setting('pg_chunk.reembed_confirm', true) IN (config, new_name) THEN
+        RETURN;
+    END IF;
+    chunks := knowledge_internal.config_chunk_count(config);
+    IF chunks > most THEN
+        RAISE EXCEPTION 'changing the cfg or model of chunk config "%" re-embeds its % chunks, more than pg_chunk.reembed_confirm_chunks (%)',
+            config, chunks, most
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = format('knowledge.rechunk_estimate(%L) says how long it takes. To go ahead, run SET LOCAL pg_chunk.reembed_confirm = %L first in the same transaction.',
+                                config, new_name);
+    END IF;
 END
 $$;
 
@@ -369,6 +410,54 @@ BEGIN
         END IF;
     END LOOP;
     RETURN done;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.rechunk_estimate(config text, cfg jsonb DEFAULT NULL, model text DEFAULT NULL)
+RETURNS TABLE (documents bigint, chunks bigint, chunks_per_second float8, seconds float8,
+               needs_confirmation boolean, note text)
+LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+DECLARE
+    c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
+    new_cfg jsonb := coalesce(rechunk_estimate.cfg, c.cfg);
+    new_model text := coalesce(rechunk_estimate.model, c.model);
+    -- As the generated column effective_cfg makes it.
+    new_effective_cfg jsonb := CASE WHEN new_cfg ? 'model' THEN new_cfg ELSE new_cfg || jsonb_object(ARRAY['model', new_model]) END;
+    notes text[] := '{}';
+    most bigint;
+BEGIN
+    -- A bad cfg is refused here as the UPDATE would refuse it (22023), and the call loads
+    -- pg_chunk's library, which defines pg_chunk.reembed_confirm_chunks.
+    PERFORM knowledge_internal.check_chunk_config(new_cfg);
+    IF new_model <> 'lexical' AND NOT EXISTS (SELECT FROM knowledge.models AS m WHERE m.name = new_model) THEN
+        RAISE EXCEPTION 'unknown embedding model "%"', new_model
+            USING ERRCODE = 'undefined_object', HINT = 'See knowledge.models.';
+    END IF;
+    SELECT count(*) INTO documents FROM knowledge.documents AS d
+    WHERE d.chunk_config = c.name OR (d.chunk_config IS NULL AND c.active);
+    chunks := knowledge_internal.config_chunk_count(c.name);
+    SELECT sum(w.chunks_written + w.chunks_kept) / (sum(w.elapsed_ms) / 1000) INTO chunks_per_second
+    FROM knowledge.embedding_writes AS w JOIN knowledge.embedding_runs AS r ON r.id = w.run_id
+    WHERE r.chunk_config = c.name AND r.model = new_model AND w.elapsed_ms > 0;
+    IF chunks_per_second IS NULL THEN
+        SELECT sum(w.chunks_written + w.chunks_kept) / (sum(w.elapsed_ms) / 1000) INTO chunks_per_second
+        FROM knowledge.embedding_writes AS w JOIN knowledge.embedding_runs AS r ON r.id = w.run_id
+        WHERE r.model = new_model AND w.elapsed_ms > 0;
+        notes := notes || CASE WHEN chunks_per_second IS NULL
+            THEN format('no measured write with model %s: no rate to estimate the time with', new_model)
+            ELSE format('rate of other configs'' writes with model %s (this config has none)', new_model) END;
+    END IF;
+    seconds := chunks / chunks_per_second;
+    most := knowledge_internal.reembed_confirm_chunks();
+    needs_confirmation := most > 0 AND chunks > most;
+    IF c.effective_cfg = new_effective_cfg AND c.model = new_model THEN
+        notes := notes || 'cfg and model as they are: an UPDATE would rechunk nothing; the figures are knowledge.rechunk_all''s'::text;
+    END IF;
+    IF c.mode = 'async' THEN
+        notes := notes || 'async config: the documents are queued, and the workers take the time after commit'::text;
+    END IF;
+    note := nullif(array_to_string(notes, '; '), '');
+    RETURN NEXT;
 END
 $$;
 
@@ -484,6 +573,11 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge.text_vector(language regconfig, content text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 RETURN pg_catalog.to_tsvector(language, knowledge.cjk_bigrams(content));
+
+CREATE OR REPLACE FUNCTION knowledge_internal.config_chunk_count(config text) RETURNS bigint
+LANGUAGE sql STABLE
+RETURN (SELECT coalesce(sum(s.chunks), 0)::bigint FROM knowledge_internal.text_stats AS s
+        WHERE s.chunk_config = config AND s.lexeme = '');
 
 CREATE OR REPLACE FUNCTION knowledge_internal.text_stats_lock_class() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
@@ -1098,6 +1192,9 @@ COMMENT ON FUNCTION knowledge.rechunk(bigint, text) IS
 COMMENT ON FUNCTION knowledge.rechunk_all(text, int) IS
 'Chunks and embeds again every document the named config applies to (NULL: every document with all its configs), queueing them for an async config, with a NOTICE every progress_every documents; returns the number of documents.';
 
+COMMENT ON FUNCTION knowledge.rechunk_estimate(text, jsonb, text) IS
+'What changing the named config''s cfg or model (NULL: as it is) would rewrite: the documents it applies to and its chunks, the chunks per second of its past writes with that model (knowledge.embedding_writes), the seconds that makes (NULL without such writes, with a note), and whether the change needs pg_chunk.reembed_confirm.';
+
 COMMENT ON FUNCTION knowledge.attach(regclass, name, name, text, regconfig) IS
 'Mirrors a table into knowledge.documents: each row with a non-NULL text becomes a document (source_key = its id column), kept in step by triggers on the table, TRUNCATE included; returns the rows mirrored now.';
 
@@ -1117,7 +1214,7 @@ COMMENT ON TABLE knowledge_internal.stored_vectors IS
 'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
-'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed).';
+'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed), and the milliseconds they took.';
 
 COMMENT ON FUNCTION knowledge.process_queue(int, int) IS
 'Chunks, embeds and writes up to batch_size queued documents in the caller''s transaction; failures are retried with backoff, then moved to knowledge.failed. The background workers call it.';

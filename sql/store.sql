@@ -120,7 +120,7 @@ CREATE INDEX stored_vectors_key ON knowledge_internal.stored_vectors USING hash 
 
 -- What each knowledge_internal.write_chunks call did (one row per call, so writers never wait on each
 -- other's rows); knowledge.embedding_run_stats sums them per run. Delete rows whenever you like:
--- only those figures read them.
+-- only those figures and knowledge.rechunk_estimate's rate read them.
 CREATE TABLE knowledge.embedding_writes (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     run_id bigint NOT NULL REFERENCES knowledge.embedding_runs (id) ON DELETE CASCADE,
@@ -132,7 +132,10 @@ CREATE TABLE knowledge.embedding_writes (
     -- Texts (sentences and chunks) the model embedded, and texts whose vector was reused from
     -- knowledge_internal.stored_vectors or the backend's cache.
     vectors_embedded int NOT NULL,
-    vectors_reused int NOT NULL
+    vectors_reused int NOT NULL,
+    -- How long the call took, in milliseconds (clock time, embedding included); NULL for writes
+    -- recorded before it was measured.
+    elapsed_ms float8
 );
 CREATE INDEX embedding_writes_run_id ON knowledge.embedding_writes (run_id);
 
@@ -141,7 +144,8 @@ CREATE VIEW knowledge.embedding_run_stats AS
 SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
        coalesce(sum(w.documents), 0) AS documents, coalesce(sum(w.chunks_written), 0) AS chunks_written,
        coalesce(sum(w.chunks_kept), 0) AS chunks_kept, coalesce(sum(w.vectors_embedded), 0) AS vectors_embedded,
-       coalesce(sum(w.vectors_reused), 0) AS vectors_reused, max(w.written_at) AS last_write
+       coalesce(sum(w.vectors_reused), 0) AS vectors_reused, max(w.written_at) AS last_write,
+       sum(w.elapsed_ms) AS elapsed_ms
 FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
 GROUP BY r.id;
 
@@ -372,6 +376,7 @@ $$;
 CREATE FUNCTION knowledge_internal.write_chunks(document_ids bigint[], config knowledge.chunk_configs) RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
+    started timestamptz := clock_timestamp();
     run bigint := knowledge_internal.current_run(config);
     fresh knowledge.chunks[];
     embedded_before bigint;
@@ -418,9 +423,11 @@ BEGIN
     PERFORM knowledge_internal.count_chunks_written(config.model, written);
     -- Run as the caller (knowledge.rechunk), a role without this grant writes unrecorded.
     IF has_table_privilege('knowledge.embedding_writes', 'INSERT') THEN
-        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded, vectors_reused)
+        INSERT INTO knowledge.embedding_writes (run_id, documents, chunks_written, chunks_kept, vectors_embedded,
+                                                vectors_reused, elapsed_ms)
         VALUES (run, cardinality(document_ids), written, cardinality(fresh) - written,
-                embedded_after - embedded_before, reused_after - reused_before);
+                embedded_after - embedded_before, reused_after - reused_before,
+                1000 * extract(epoch FROM clock_timestamp() - started)::float8);
     END IF;
     RETURN cardinality(fresh);
 END
@@ -523,12 +530,16 @@ FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_changed();
 -- A new config, a changed cfg or model, or an activated config rechunks the documents it
 -- applies to, in the same statement (with rechunk_all's progress NOTICEs); a deactivated one
 -- loses its chunks of documents that do not name it. So the store stays in step after
--- any statement; with pg_chunk.maintain_chunks off, rechunk_all catches up later.
+-- any statement; with pg_chunk.maintain_chunks off, rechunk_all catches up later. A change of
+-- cfg or model of a config with many chunks must be confirmed first (confirm_reembed).
 CREATE FUNCTION knowledge_internal.chunk_configs_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
     IF NOT knowledge_internal.maintains_chunks() THEN
         RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model) THEN
+        PERFORM knowledge_internal.confirm_reembed(OLD.name, NEW.name);
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
         DELETE FROM knowledge.chunks AS c USING knowledge.documents AS d
@@ -544,6 +555,38 @@ $$;
 
 CREATE TRIGGER chunk_configs_sync AFTER INSERT OR UPDATE ON knowledge.chunk_configs
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_sync();
+
+-- pg_chunk.reembed_confirm_chunks as a number; 0 (never ask) while it is not defined, which is
+-- only before pg_chunk's library is loaded in the backend: both callers have called one of its
+-- functions first (maintains_chunks, check_chunk_config), which loads it and defines the setting.
+CREATE FUNCTION knowledge_internal.reembed_confirm_chunks() RETURNS bigint
+LANGUAGE sql STABLE
+RETURN coalesce(nullif(current_setting('pg_chunk.reembed_confirm_chunks', true), '')::bigint, 0);
+
+-- The guard on store-wide re-embedding: a change of a config's cfg or model rewrites every one
+-- of its chunks, so above pg_chunk.reembed_confirm_chunks of them it is refused unless
+-- pg_chunk.reembed_confirm names the config (by its old or new name: a rename may come with it).
+-- The chunks are counted from BM25's statistics (one row per config and commit, indexed), not
+-- by reading knowledge.chunks.
+CREATE FUNCTION knowledge_internal.confirm_reembed(config text, new_name text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    most bigint := knowledge_internal.reembed_confirm_chunks();
+    chunks bigint;
+BEGIN
+    IF most = 0 OR current_setting('pg_chunk.reembed_confirm', true) IN (config, new_name) THEN
+        RETURN;
+    END IF;
+    chunks := knowledge_internal.config_chunk_count(config);
+    IF chunks > most THEN
+        RAISE EXCEPTION 'changing the cfg or model of chunk config "%" re-embeds its % chunks, more than pg_chunk.reembed_confirm_chunks (%)',
+            config, chunks, most
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = format('knowledge.rechunk_estimate(%L) says how long it takes. To go ahead, run SET LOCAL pg_chunk.reembed_confirm = %L first in the same transaction.',
+                                config, new_name);
+    END IF;
+END
+$$;
 
 -- Rechunks one document now (config NULL: with each of its configs), async configs included,
 -- and returns the chunks written.
@@ -594,5 +637,59 @@ BEGIN
         END IF;
     END LOOP;
     RETURN done;
+END
+$$;
+
+-- What changing a config's cfg or model (NULL: as it is) would rewrite, and about how long it
+-- would take: every document the config applies to (those knowledge.rechunk_all(config)
+-- rechunks) and its chunks now, at the rate of its past writes with that model (chunks made per
+-- second of knowledge.embedding_writes.elapsed_ms), or of other configs' writes with the model
+-- when it has none; NULL seconds, with a note, when no write with the model was measured. Runs
+-- with the owner's rights: it returns counts and a rate, as knowledge.embedding_run_stats does.
+CREATE FUNCTION knowledge.rechunk_estimate(config text, cfg jsonb DEFAULT NULL, model text DEFAULT NULL)
+RETURNS TABLE (documents bigint, chunks bigint, chunks_per_second float8, seconds float8,
+               needs_confirmation boolean, note text)
+LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+DECLARE
+    c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
+    new_cfg jsonb := coalesce(rechunk_estimate.cfg, c.cfg);
+    new_model text := coalesce(rechunk_estimate.model, c.model);
+    -- As the generated column effective_cfg makes it.
+    new_effective_cfg jsonb := CASE WHEN new_cfg ? 'model' THEN new_cfg ELSE new_cfg || jsonb_object(ARRAY['model', new_model]) END;
+    notes text[] := '{}';
+    most bigint;
+BEGIN
+    -- A bad cfg is refused here as the UPDATE would refuse it (22023), and the call loads
+    -- pg_chunk's library, which defines pg_chunk.reembed_confirm_chunks.
+    PERFORM knowledge_internal.check_chunk_config(new_cfg);
+    IF new_model <> 'lexical' AND NOT EXISTS (SELECT FROM knowledge.models AS m WHERE m.name = new_model) THEN
+        RAISE EXCEPTION 'unknown embedding model "%"', new_model
+            USING ERRCODE = 'undefined_object', HINT = 'See knowledge.models.';
+    END IF;
+    SELECT count(*) INTO documents FROM knowledge.documents AS d
+    WHERE d.chunk_config = c.name OR (d.chunk_config IS NULL AND c.active);
+    chunks := knowledge_internal.config_chunk_count(c.name);
+    SELECT sum(w.chunks_written + w.chunks_kept) / (sum(w.elapsed_ms) / 1000) INTO chunks_per_second
+    FROM knowledge.embedding_writes AS w JOIN knowledge.embedding_runs AS r ON r.id = w.run_id
+    WHERE r.chunk_config = c.name AND r.model = new_model AND w.elapsed_ms > 0;
+    IF chunks_per_second IS NULL THEN
+        SELECT sum(w.chunks_written + w.chunks_kept) / (sum(w.elapsed_ms) / 1000) INTO chunks_per_second
+        FROM knowledge.embedding_writes AS w JOIN knowledge.embedding_runs AS r ON r.id = w.run_id
+        WHERE r.model = new_model AND w.elapsed_ms > 0;
+        notes := notes || CASE WHEN chunks_per_second IS NULL
+            THEN format('no measured write with model %s: no rate to estimate the time with', new_model)
+            ELSE format('rate of other configs'' writes with model %s (this config has none)', new_model) END;
+    END IF;
+    seconds := chunks / chunks_per_second;
+    most := knowledge_internal.reembed_confirm_chunks();
+    needs_confirmation := most > 0 AND chunks > most;
+    IF c.effective_cfg = new_effective_cfg AND c.model = new_model THEN
+        notes := notes || 'cfg and model as they are: an UPDATE would rechunk nothing; the figures are knowledge.rechunk_all''s'::text;
+    END IF;
+    IF c.mode = 'async' THEN
+        notes := notes || 'async config: the documents are queued, and the workers take the time after commit'::text;
+    END IF;
+    note := nullif(array_to_string(notes, '; '), '');
+    RETURN NEXT;
 END
 $$;

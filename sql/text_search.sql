@@ -32,6 +32,13 @@ SELECT s.chunk_config, s.lexeme, s.chunks, s.occurrences FROM knowledge_internal
 WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
 GRANT SELECT ON knowledge_internal.text_stats_visible TO PUBLIC;
 
+-- A config's chunks as of the last commit, from its lexeme '' rows (a few, indexed): cheaper
+-- than counting knowledge.chunks, which no index of its own leads by config.
+CREATE FUNCTION knowledge_internal.config_chunk_count(config text) RETURNS bigint
+LANGUAGE sql STABLE
+RETURN (SELECT coalesce(sum(s.chunks), 0)::bigint FROM knowledge_internal.text_stats AS s
+        WHERE s.chunk_config = config AND s.lexeme = '');
+
 -- The differences of transactions in progress, per chunk row written, until their commit adds
 -- them up into knowledge_internal.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.

@@ -53,6 +53,23 @@ static STORED_VECTORS_MB: GucSetting<i32> = GucSetting::<i32>::new(1024);
 /// triggers in sql/store.sql through knowledge_internal.maintains_chunks().
 static MAINTAIN_CHUNKS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// Chunks a config may have before a change of its `model` or `cfg`, which re-embeds every one of
+/// them, needs a confirmation (`pg_chunk.reembed_confirm` naming the config, set in the same
+/// transaction); 0 never asks. 100,000 chunks is a store whose re-embedding with a transformer
+/// takes long enough (`knowledge.rechunk_estimate` says how long, at the config's own measured
+/// rate) that a mistyped `UPDATE` should not start it unasked, while the small configs of
+/// experiments and tests are rechunked as before. Read by the trigger in sql/store.sql
+/// (knowledge_internal.confirm_reembed). Superuser-only, so that a database's owner decides
+/// where the guard stands for everyone (ALTER DATABASE or ALTER SYSTEM).
+static REEMBED_CONFIRM_CHUNKS: GucSetting<i32> = GucSetting::<i32>::new(100_000);
+
+/// The chunk config whose store-wide re-embedding this transaction confirms (see
+/// `pg_chunk.reembed_confirm_chunks`); empty by default. Naming the config, rather than turning a
+/// switch on, confirms one change and no other; set it with `SET LOCAL` so that it lasts only
+/// for the transaction. Anyone may set it: the guard is against accidents, and only a role that
+/// may update knowledge.chunk_configs can make such a change at all.
+static REEMBED_CONFIRM: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c""));
+
 /// Databases the background workers serve (comma-separated), each with its own workers; read
 /// at server start. Empty by default: a worker holds a connection to its database, which only
 /// the databases that use async chunk configs want. Needs pg_chunk in shared_preload_libraries.
@@ -94,6 +111,7 @@ pub fn init() {
             GucFlags::default(),
         );
     }
+    define_reembed_guard();
     GucRegistry::define_int_guc(
         c"pg_chunk.worker_batch_size",
         c"Queued documents a background worker chunks and embeds in one transaction.",
@@ -211,6 +229,28 @@ fn reserve_prefix() {
     unsafe {
         pgrx::pg_sys::MarkGUCPrefixReserved(c"pg_chunk".as_ptr());
     }
+}
+
+/// The guard on store-wide re-embedding: `pg_chunk.reembed_confirm_chunks` and its confirmation.
+fn define_reembed_guard() {
+    GucRegistry::define_int_guc(
+        c"pg_chunk.reembed_confirm_chunks",
+        c"Chunks a config may have before a change of its model or cfg needs pg_chunk.reembed_confirm (0: never asks).",
+        c"",
+        &REEMBED_CONFIRM_CHUNKS,
+        0,
+        i32::MAX,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"pg_chunk.reembed_confirm",
+        c"The chunk config whose re-embedding this transaction confirms.",
+        c"Set it with SET LOCAL in the transaction that changes the config's model or cfg.",
+        &REEMBED_CONFIRM,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
 }
 
 pub fn onnxruntime_library() -> PathBuf {
