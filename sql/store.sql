@@ -534,19 +534,20 @@ FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_changed();
 -- cfg or model of a config with many chunks must be confirmed first (confirm_reembed).
 CREATE FUNCTION knowledge_internal.chunk_configs_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    reembeds boolean := TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model);
 BEGIN
     IF NOT knowledge_internal.maintains_chunks() THEN
         RETURN NULL;
     END IF;
-    IF TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model) THEN
+    IF reembeds THEN
         PERFORM knowledge_internal.confirm_reembed(OLD.name, NEW.name);
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.active AND NOT NEW.active THEN
         DELETE FROM knowledge.chunks AS c USING knowledge.documents AS d
         WHERE c.chunk_config = NEW.name AND d.id = c.document_id AND d.chunk_config IS NULL;
     END IF;
-    IF TG_OP = 'INSERT' OR OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model
-       OR (NEW.active AND NOT OLD.active) THEN
+    IF TG_OP = 'INSERT' OR reembeds OR (NEW.active AND NOT OLD.active) THEN
         PERFORM knowledge.rechunk_all(NEW.name);
     END IF;
     RETURN NULL;
@@ -654,8 +655,6 @@ DECLARE
     c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
     new_cfg jsonb := coalesce(rechunk_estimate.cfg, c.cfg);
     new_model text := coalesce(rechunk_estimate.model, c.model);
-    -- As the generated column effective_cfg makes it.
-    new_effective_cfg jsonb := CASE WHEN new_cfg ? 'model' THEN new_cfg ELSE new_cfg || jsonb_object(ARRAY['model', new_model]) END;
     notes text[] := '{}';
     most bigint;
 BEGIN
@@ -683,7 +682,7 @@ BEGIN
     seconds := chunks / chunks_per_second;
     most := knowledge_internal.reembed_confirm_chunks();
     needs_confirmation := most > 0 AND chunks > most;
-    IF c.effective_cfg = new_effective_cfg AND c.model = new_model THEN
+    IF c.cfg = new_cfg AND c.model = new_model THEN
         notes := notes || 'cfg and model as they are: an UPDATE would rechunk nothing; the figures are knowledge.rechunk_all''s'::text;
     END IF;
     IF c.mode = 'async' THEN
