@@ -3,6 +3,8 @@
 //! The cluster is the one scripts/install.sh started; PGHOST, PGPORT and PGUSER override
 //! the defaults (the Debian socket directory, 5432, and the invoking OS user).
 
+pub mod clusters;
+
 use postgres::{Client, Config, NoTls};
 use std::sync::{Arc, Mutex, Once};
 

@@ -3,94 +3,13 @@
 //! every read-only function as the primary does, writes nothing (no ERROR in its log), runs no
 //! queue worker, and after pg_promote() keeps the store in step and drains the queue.
 
+use pg_chunk_client_tests::clusters::{wait_until, Clusters};
 use pg_chunk_client_tests::{assert_store_exact, connect, sample_document, server_dir, topic_document};
-use postgres::{Client, NoTls};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use postgres::Client;
+use std::time::Duration;
 
 const PRIMARY_PORT: u16 = 5491;
 const STANDBY_PORT: u16 = 5492;
-
-/// The two clusters' directory, and the programs of the PostgreSQL the tests run against; stops
-/// the clusters and removes the directory when dropped, whatever happened.
-struct Clusters {
-    root: PathBuf,
-    bin: String,
-}
-
-impl Clusters {
-    fn new() -> Clusters {
-        let root = std::env::temp_dir().join("pg_chunk_replica_test");
-        let clusters = Clusters { root, bin: server_dir(&mut connect(), "BINDIR") };
-        clusters.stop();
-        let _ = std::fs::remove_dir_all(&clusters.root);
-        std::fs::create_dir_all(&clusters.root).unwrap();
-        Command::new("chown").args(["postgres:postgres"]).arg(&clusters.root).status().unwrap();
-        clusters
-    }
-
-    /// A program run as the postgres user (PostgreSQL refuses to run as root); panics on failure.
-    fn run(&self, program: &str, args: &[&str]) {
-        let output = Command::new("runuser")
-            .args(["-u", "postgres", "--", &format!("{}/{program}", self.bin)])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{program} {args:?}: {}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-
-    fn data(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
-
-    fn start(&self, name: &str) {
-        let log = self.root.join(format!("{name}.log"));
-        self.run(
-            "pg_ctl",
-            &["-D", self.data(name).to_str().unwrap(), "-l", log.to_str().unwrap(), "-w", "-t", "60", "start"],
-        );
-    }
-
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.root.join(format!("{name}.log"))).unwrap_or_default()
-    }
-
-    fn connect(&self, port: u16) -> Client {
-        let params = format!("host={} port={port} user=postgres dbname=store", self.root.display());
-        Client::connect(&params, NoTls).unwrap()
-    }
-
-    fn stop(&self) {
-        for name in ["standby", "primary"] {
-            if self.data(name).join("postmaster.pid").exists() {
-                let _ = Command::new("runuser")
-                    .args(["-u", "postgres", "--", &format!("{}/pg_ctl", self.bin), "-D"])
-                    .arg(self.data(name))
-                    .args(["-m", "immediate", "-w", "stop"])
-                    .output();
-            }
-        }
-    }
-}
-
-impl Drop for Clusters {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-fn append(file: &Path, text: &str) {
-    let mut contents = std::fs::read_to_string(file).unwrap();
-    contents.push_str(text);
-    std::fs::write(file, contents).unwrap();
-}
 
 /// What each read-only function gives, as text, to compare two servers.
 fn answers(client: &mut Client) -> Vec<String> {
@@ -117,38 +36,20 @@ fn answers(client: &mut Client) -> Vec<String> {
 
 fn replayed(standby: &mut Client, primary: &mut Client) {
     let target: String = primary.query_one("SELECT pg_current_wal_lsn()::text", &[]).unwrap().get(0);
-    let started = Instant::now();
-    while !standby
-        .query_one("SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", &[&target])
-        .unwrap()
-        .get::<_, bool>(0)
-    {
-        assert!(started.elapsed() < Duration::from_secs(60), "the standby did not replay {target} in a minute");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(&format!("the standby replays {target}"), Duration::from_secs(60), || {
+        standby.query_one("SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", &[&target]).unwrap().get::<_, bool>(0)
+    });
 }
 
 #[test]
 fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
-    let clusters = Clusters::new();
-    let primary_dir = clusters.data("primary");
-    clusters.run("initdb", &["-D", primary_dir.to_str().unwrap(), "--auth=trust", "-U", "postgres", "--no-sync"]);
-    append(
-        &primary_dir.join("postgresql.conf"),
-        &format!(
-            "\nport = {PRIMARY_PORT}\nlisten_addresses = ''\nunix_socket_directories = '{}'\nfsync = off\n\
-             shared_preload_libraries = 'pg_chunk'\npg_chunk.worker_databases = 'store'\n",
-            clusters.root.display()
-        ),
-    );
+    let clusters = Clusters::new("replica_test");
+    let bin = server_dir(&mut connect(), "BINDIR");
+    clusters.init("primary", &bin, PRIMARY_PORT, "pg_chunk.worker_databases = 'store'");
     clusters.start("primary");
-    let mut primary = Client::connect(
-        &format!("host={} port={PRIMARY_PORT} user=postgres dbname=postgres", clusters.root.display()),
-        NoTls,
-    )
-    .unwrap();
+    let mut primary = clusters.connect("primary", "postgres");
     primary.batch_execute("CREATE DATABASE store").unwrap();
-    let mut primary = clusters.connect(PRIMARY_PORT);
+    let mut primary = clusters.connect("primary", "store");
     primary
         .batch_execute(
             "SET client_min_messages = warning;
@@ -164,8 +65,9 @@ fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
 
     // The standby, on its own port.
     let standby_dir = clusters.data("standby");
-    let socket = clusters.root.display().to_string();
+    let socket = clusters.socket();
     clusters.run(
+        &bin,
         "pg_basebackup",
         &[
             "-D",
@@ -182,9 +84,9 @@ fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
             "postgres",
         ],
     );
-    append(&standby_dir.join("postgresql.conf"), &format!("\nport = {STANDBY_PORT}\n"));
+    clusters.configure("standby", &bin, STANDBY_PORT, "");
     clusters.start("standby");
-    let mut standby = clusters.connect(STANDBY_PORT);
+    let mut standby = clusters.connect("standby", "store");
     assert!(standby.query_one("SELECT pg_is_in_recovery()", &[]).unwrap().get::<_, bool>(0));
     replayed(&mut standby, &mut primary);
 
@@ -206,7 +108,7 @@ fn a_standby_serves_reads_as_the_primary_does_and_takes_over_after_promotion() {
     // After promotion the store keeps working and the queue drains.
     drop(primary);
     assert!(standby.query_one("SELECT pg_promote()", &[]).unwrap().get::<_, bool>(0));
-    let mut promoted = clusters.connect(STANDBY_PORT);
+    let mut promoted = clusters.connect("standby", "store");
     promoted.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&topic_document(7)]).unwrap();
     assert!(promoted.query_one("SELECT knowledge.wait_for_queue('2 min')", &[]).unwrap().get::<_, bool>(0));
     assert_eq!(promoted.query_one(workers, &[]).unwrap().get::<_, i64>(0), 1);
