@@ -35,6 +35,9 @@ SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
 FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
 GROUP BY r.id;
 
+-- text_stats's replica identity, for FOR ALL TABLES publications (sql/text_search.sql).
+ALTER TABLE knowledge_internal.text_stats ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
