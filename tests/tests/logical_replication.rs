@@ -224,6 +224,9 @@ fn recipe_whole_store_subscriber_searches_as_the_publisher_and_leaves_its_queue(
     caught_up(&clusters, &mut subscriber, &mut publisher, whole_store, "the queue processed");
     assert!(subscriber.query_one("SELECT knowledge.wait_for_queue('10 s')", &[]).unwrap().get::<_, bool>(0));
     assert!(searches(&mut subscriber, true).contains("later: "), "config later searched");
+    // A renamed config: the subscriber renames its indexes as the publisher did.
+    publisher.batch_execute("UPDATE knowledge.chunk_configs SET name = 'afterwards' WHERE name = 'later'").unwrap();
+    caught_up(&clusters, &mut subscriber, &mut publisher, whole_store, "a config renamed");
     assert_store_exact(&mut subscriber, "on the subscriber");
     assert_eq!(errors_in_log(&clusters, "subscriber"), Vec::<String>::new());
 }
