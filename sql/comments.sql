@@ -87,3 +87,6 @@ COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
 
 COMMENT ON TABLE knowledge_internal.text_stats IS
 'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';
+
+COMMENT ON FUNCTION knowledge.chunk_replicated_documents(boolean) IS
+'On a logical-replication subscriber of knowledge.documents alone: sets the triggers that keep chunks in step (sync, BM25''s statistics, deletes cascading to chunks) ENABLE ALWAYS, so they fire for the apply worker''s writes too (false: back to ENABLE). Returns the number of triggers set.';

@@ -35,6 +35,9 @@ SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
 FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
 GROUP BY r.id;
 
+-- text_stats's replica identity, for FOR ALL TABLES publications (sql/text_search.sql).
+ALTER TABLE knowledge_internal.text_stats ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
@@ -985,6 +988,10 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.queue_lock_class() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885823848 $$;
 
+CREATE OR REPLACE FUNCTION knowledge_internal.queue_replicated() RETURNS boolean
+LANGUAGE sql STABLE
+RETURN EXISTS (SELECT FROM pg_catalog.pg_subscription_rel AS r WHERE r.srrelid = 'knowledge.queue'::regclass);
+
 CREATE OR REPLACE FUNCTION knowledge.process_queue(batch_size int DEFAULT 16, max_attempts int DEFAULT 5) RETURNS int
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
@@ -999,6 +1006,9 @@ BEGIN
     IF batch_size IS NULL OR batch_size < 1 OR max_attempts IS NULL OR max_attempts < 1 THEN
         RAISE EXCEPTION 'batch_size and max_attempts must be at least 1, not % and %', batch_size, max_attempts
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF knowledge_internal.queue_replicated() THEN
+        RETURN 0;
     END IF;
     DELETE FROM knowledge.queue AS q WHERE (q.document_id, q.chunk_config) IN (
         SELECT o.document_id, o.chunk_config FROM knowledge.queue AS o
@@ -1128,6 +1138,38 @@ $$;
 
 REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;
 
+-- ==== sql/replication.sql: its functions, as CREATE OR REPLACE, and their privileges
+
+CREATE OR REPLACE FUNCTION knowledge.chunk_replicated_documents(enable boolean DEFAULT true) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    t record;
+    n int := 0;
+BEGIN
+    FOR t IN
+        SELECT tg.tgrelid::regclass AS rel, tg.tgname FROM pg_catalog.pg_trigger AS tg
+        WHERE (tg.tgrelid::regclass, tg.tgname) IN (
+                  ('knowledge.documents'::regclass, 'documents_sync_insert'),
+                  ('knowledge.documents'::regclass, 'documents_sync_update'),
+                  ('knowledge.chunks'::regclass, 'chunks_text_stats'),
+                  ('knowledge.chunks'::regclass, 'chunks_text_stats_truncate'),
+                  ('knowledge_internal.text_stats_commits'::regclass, 'text_stats_commits_add'))
+           -- tgtype bit 3: a DELETE trigger.
+           OR (tg.tgrelid = 'knowledge.documents'::regclass AND tg.tgisinternal AND tg.tgtype & 8 <> 0
+               AND tg.tgconstraint IN (SELECT c.oid FROM pg_catalog.pg_constraint AS c
+                                       WHERE c.confrelid = 'knowledge.documents'::regclass AND c.contype = 'f'
+                                         AND c.confdeltype = 'c'))
+        ORDER BY 1, 2
+    LOOP
+        EXECUTE format('ALTER TABLE %s %s TRIGGER %I', t.rel, CASE WHEN enable THEN 'ENABLE ALWAYS' ELSE 'ENABLE' END, t.tgname);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION knowledge.chunk_replicated_documents(boolean) FROM PUBLIC;
+
 -- ==== sql/search_path.sql
 
 -- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
@@ -1239,6 +1281,13 @@ COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
 COMMENT ON TABLE knowledge_internal.text_stats IS
 'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';
 
+COMMENT ON FUNCTION knowledge.chunk_replicated_documents(boolean) IS
+'On a logical-replication subscriber of knowledge.documents alone: sets the triggers that keep chunks in step (sync, BM25''s statistics, deletes cascading to chunks) ENABLE ALWAYS, so they fire for the apply worker''s writes too (false: back to ENABLE). Returns the number of triggers set.';
+
 -- ==== sql/upgrade/0.3.0--0.4.0/after.sql
 
 -- 0.3.0 → 0.4.0, after the functions: triggers, indexes, data backfills.
+-- The index triggers fire for logical replication's writes too (sql/store.sql).
+ALTER TABLE knowledge.chunk_configs ENABLE ALWAYS TRIGGER chunk_configs_sync_indexes,
+    ENABLE ALWAYS TRIGGER chunk_configs_sync_vector_index, ENABLE ALWAYS TRIGGER chunk_configs_rename;
+ALTER TABLE knowledge.models ENABLE ALWAYS TRIGGER models_vector_index;

@@ -56,11 +56,19 @@ $$;
 CREATE FUNCTION knowledge_internal.queue_lock_class() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885823848 $$;
 
+-- Whether knowledge.queue is replicated in by a logical-replication subscription of this
+-- database: then the publisher processes it, and its chunks arrive replicated too
+-- (docs/operations.md, "Logical replication"); processing it here would write them twice.
+CREATE FUNCTION knowledge_internal.queue_replicated() RETURNS boolean
+LANGUAGE sql STABLE
+RETURN EXISTS (SELECT FROM pg_catalog.pg_subscription_rel AS r WHERE r.srrelid = 'knowledge.queue'::regclass);
+
 -- Takes up to batch_size ready documents (skipping those another worker or a writer holds),
 -- chunks and embeds them together per config, writes their chunks and marks them done, all in
--- the caller's transaction. A document whose chunking fails is retried after 1, 2, 4, ... s;
--- after max_attempts failures it moves to knowledge.failed. Returns the number taken. The
--- workers call it; so may the owner (the tests drive the queue without a worker that way).
+-- the caller's transaction; none from a queue replicated in (knowledge_internal.queue_replicated).
+-- A document whose chunking fails is retried after 1, 2, 4, ... s; after max_attempts failures
+-- it moves to knowledge.failed. Returns the number taken. The workers call it; so may the owner
+-- (the tests drive the queue without a worker that way).
 CREATE FUNCTION knowledge.process_queue(batch_size int DEFAULT 16, max_attempts int DEFAULT 5) RETURNS int
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
@@ -75,6 +83,9 @@ BEGIN
     IF batch_size IS NULL OR batch_size < 1 OR max_attempts IS NULL OR max_attempts < 1 THEN
         RAISE EXCEPTION 'batch_size and max_attempts must be at least 1, not % and %', batch_size, max_attempts
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF knowledge_internal.queue_replicated() THEN
+        RETURN 0;
     END IF;
     DELETE FROM knowledge.queue AS q WHERE (q.document_id, q.chunk_config) IN (
         SELECT o.document_id, o.chunk_config FROM knowledge.queue AS o

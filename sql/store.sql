@@ -299,6 +299,13 @@ FOR EACH ROW WHEN (OLD.name <> NEW.name) EXECUTE FUNCTION knowledge_internal.chu
 CREATE TRIGGER models_vector_index AFTER INSERT OR DELETE OR UPDATE OF name, dimension ON knowledge.models
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.models_vector_index();
 
+-- They fire for logical replication's writes too (whose session_replication_role = replica
+-- silences ordinary triggers): a subscriber of the whole store gets its configs and models
+-- replicated but not the indexes the publisher built (docs/operations.md, "Logical replication").
+ALTER TABLE knowledge.chunk_configs ENABLE ALWAYS TRIGGER chunk_configs_sync_indexes,
+    ENABLE ALWAYS TRIGGER chunk_configs_sync_vector_index, ENABLE ALWAYS TRIGGER chunk_configs_rename;
+ALTER TABLE knowledge.models ENABLE ALWAYS TRIGGER models_vector_index;
+
 -- ---------------------------------------------------------------------------------------------
 -- Keeping chunks in step.
 

@@ -18,7 +18,10 @@ CREATE TABLE knowledge_internal.text_stats (
     chunk_config text NOT NULL,
     lexeme text NOT NULL,
     chunks bigint NOT NULL,
-    occurrences bigint NOT NULL
+    occurrences bigint NOT NULL,
+    -- The replica identity (rows are only inserted and deleted): a table in a FOR ALL TABLES
+    -- publication cannot delete rows without one (docs/operations.md, "Logical replication").
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY
 );
 CREATE INDEX text_stats_lexeme ON knowledge_internal.text_stats (chunk_config, lexeme);
 -- Not dumped: restoring knowledge.chunks writes it again through the triggers below.

@@ -75,11 +75,13 @@ extension_sql_file!("../sql/text_search.sql", name = "text_search", requires = [
 extension_sql_file!("../sql/search.sql", name = "search", requires = ["text_search"]);
 // Asynchronous ingestion: the queue the background workers (worker.rs) drain.
 extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
+// Logical replication: the triggers a subscriber of documents alone sets to fire.
+extension_sql_file!("../sql/replication.sql", name = "replication", requires = ["text_search", "queue"]);
 // Pins the search_path of every SQL function above.
 extension_sql_file!(
     "../sql/search_path.sql",
     name = "search_path",
-    requires = ["store", "attach", "text_search", "search", "queue"]
+    requires = ["store", "attach", "text_search", "search", "queue", "replication"]
 );
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);

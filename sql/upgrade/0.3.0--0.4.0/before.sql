@@ -26,3 +26,6 @@ SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
        sum(w.elapsed_ms) AS elapsed_ms
 FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
 GROUP BY r.id;
+
+-- text_stats's replica identity, for FOR ALL TABLES publications (sql/text_search.sql).
+ALTER TABLE knowledge_internal.text_stats ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;
