@@ -86,10 +86,12 @@ extension_sql_file!(
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
-/// Registers the settings, and the queue's background workers when loaded by
-/// shared_preload_libraries; models load on first use in each backend, never here.
+/// Registers the settings, the exception to pgrx's panic hook for PostgreSQL's own errors, and the
+/// queue's background workers when loaded by shared_preload_libraries; models load on first use
+/// in each backend, never here.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    errors::skip_panic_hook_for_postgres_errors();
     gucs::init();
     worker::register();
 }

@@ -5,7 +5,7 @@
 //! Each test has a database of its own, with the default config off and a config `guarded` on
 //! the model-free embedder, so that nothing waits on a transformer.
 
-use pg_chunk_client_tests::{assert_store_exact, fresh_database, topic_document};
+use pg_chunk_client_tests::{assert_store_exact, connect_database, fresh_database, topic_document};
 use postgres::Client;
 
 fn count(client: &mut Client, query: &str) -> i64 {
@@ -207,4 +207,36 @@ fn every_write_records_its_elapsed_milliseconds() {
         (row.get(0), row.get(1))
     };
     assert!((total - summed).abs() < 1e-9, "embedding_run_stats sums them: {summed} against {total}");
+}
+
+/// pg_chunk.reembed_confirm_chunks is superuser-only: a role that may change chunk configs cannot
+/// lift the guard for itself (in its session, its transaction or its own role's settings), while
+/// it may still confirm a change.
+#[test]
+fn only_a_superuser_moves_the_threshold() {
+    const DATABASE: &str = "reembed_guard_role";
+    let mut admin = fresh_database(DATABASE);
+    admin
+        .batch_execute(
+            "DROP ROLE IF EXISTS pgchunk_config_editor;
+             CREATE ROLE pgchunk_config_editor;
+             GRANT SELECT, UPDATE ON knowledge.chunk_configs TO pgchunk_config_editor;",
+        )
+        .unwrap();
+    let mut editor = connect_database(DATABASE);
+    editor.batch_execute("SET ROLE pgchunk_config_editor").unwrap();
+    for statement in [
+        "SET pg_chunk.reembed_confirm_chunks = 0",
+        "BEGIN; SET LOCAL pg_chunk.reembed_confirm_chunks = 0",
+        "SELECT set_config('pg_chunk.reembed_confirm_chunks', '0', false)",
+        "ALTER ROLE pgchunk_config_editor SET pg_chunk.reembed_confirm_chunks = 0",
+    ] {
+        let error = editor.batch_execute(statement).expect_err(statement);
+        assert_eq!(error.code().map(|c| c.code()), Some("42501"), "{statement}: {error}");
+        editor.batch_execute("ROLLBACK").unwrap();
+    }
+    let threshold: String = editor.query_one("SHOW pg_chunk.reembed_confirm_chunks", &[]).unwrap().get(0);
+    assert_eq!(threshold, "100000");
+    editor.batch_execute("BEGIN; SET LOCAL pg_chunk.reembed_confirm = 'default'; COMMIT").unwrap();
+    admin.batch_execute("DROP OWNED BY pgchunk_config_editor; DROP ROLE pgchunk_config_editor").unwrap();
 }

@@ -13,8 +13,10 @@ pub trait Embedder {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError>;
 
     /// Whether chunking may go on: the long loops of a chunking call (sentence splitting, the
-    /// lexical vectors, segmentation) call it as they go, about every 0.1 ms to 1 ms of work,
-    /// and an error it returns stops the call and is returned as is. A database backend checks
-    /// for a cancel or statement_timeout here; a wrapping embedder passes the call on.
+    /// lexical vectors, segmentation, each strategy's walk, the size guards, token counts,
+    /// quality metadata and filters) call it as they go, every few microseconds to a few
+    /// milliseconds of work, and an error it returns stops the call and is returned as is. A
+    /// database backend checks for a cancel or statement_timeout here; a wrapping embedder
+    /// passes the call on.
     fn check_interrupt(&self) -> Result<(), ChunkError>;
 }

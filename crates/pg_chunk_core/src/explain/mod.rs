@@ -82,7 +82,11 @@ pub fn explain_semantic(
         None => smoothed_curve(&vectors, cfg, &|| embedder.check_interrupt())?,
     };
     let inline = is_inline(&sizes, units.len(), cfg);
-    let chunks = if inline { vec![] } else { plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens) };
+    let chunks = if inline {
+        vec![]
+    } else {
+        plan_chunks(doc, &units, &sizes, &analysis, cfg, tokens, &|| embedder.check_interrupt())?
+    };
     // Which sentences start a chunk, and which are cut inside at the cap.
     let (mut starts, mut forced) = (vec![false; units.len()], vec![false; units.len()]);
     for chunk in &chunks {

@@ -48,7 +48,7 @@ use crate::config::{ChunkConfig, Strategy};
 use crate::curve::{cosine_distance, Embeddings};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
-use crate::measures::char_entropy;
+use crate::measures::{char_entropy, char_entropy_interruptible};
 use crate::sentences::{split_sentences_interruptible, Span};
 use crate::size::TokenCounter;
 use serde_json::{json, Map, Value};
@@ -73,7 +73,7 @@ pub fn adaptive_chunks(
         let mut candidate_cfg = cfg.clone();
         candidate_cfg.strategy = strategy;
         let chunks = super::strategy_chunks(doc, &candidate_cfg, &mut embedder, tokens)?;
-        let score = round4(quality_score(doc, &chunks, &sentences).total());
+        let score = round4(quality_score(doc, &chunks, &sentences, &|| embedder.check_interrupt())?.total());
         results.push((strategy, score, chunks));
     }
     let scores: Vec<(Strategy, f64)> = results.iter().map(|(strategy, score, _)| (*strategy, *score)).collect();
@@ -175,15 +175,27 @@ impl SentenceVectors {
     }
 }
 
-/// The quality terms (docs/strategies.md, "adaptive") for `chunks` of `doc`, with `sentences` made from the same `doc`.
-pub fn quality_score(doc: &str, chunks: &[Chunk], sentences: &SentenceVectors) -> QualityScore {
+/// The quality terms (docs/strategies.md, "adaptive") for `chunks` of `doc`, with `sentences` made from the same `doc`;
+/// `interrupt` is called between the terms and for each chunk's entropy.
+pub fn quality_score(
+    doc: &str,
+    chunks: &[Chunk],
+    sentences: &SentenceVectors,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<QualityScore, ChunkError> {
     let lengths: Vec<f64> = chunks.iter().map(|c| c.text(doc).chars().count() as f64).collect();
-    QualityScore {
-        size_variance: size_variance(&lengths),
-        boundary_coherence: boundary_coherence(chunks, sentences),
-        density: density(doc, chunks),
+    interrupt()?;
+    let size_variance = size_variance(&lengths);
+    let boundary_coherence = boundary_coherence(chunks, sentences);
+    interrupt()?;
+    let density = density(doc, chunks, interrupt)?;
+    interrupt()?;
+    Ok(QualityScore {
+        size_variance,
+        boundary_coherence,
+        density,
         overlap: overlap_ratio(doc, chunks, lengths.iter().sum()),
-    }
+    })
 }
 
 fn mean(values: impl ExactSizeIterator<Item = f64>) -> f64 {
@@ -238,12 +250,17 @@ fn percentile_ranks(values: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-fn density(doc: &str, chunks: &[Chunk]) -> f64 {
-    let document = char_entropy(doc);
+fn density(doc: &str, chunks: &[Chunk], interrupt: &dyn Fn() -> Result<(), ChunkError>) -> Result<f64, ChunkError> {
+    let document = char_entropy_interruptible(doc, interrupt)?;
     if document == 0.0 {
-        return 1.0;
+        return Ok(1.0);
     }
-    (mean(chunks.iter().map(|c| char_entropy(c.text(doc)))) / document).clamp(0.0, 1.0)
+    let mut entropies = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        interrupt()?;
+        entropies.push(char_entropy(chunk.text(doc)));
+    }
+    Ok((mean(entropies.into_iter()) / document).clamp(0.0, 1.0))
 }
 
 fn overlap_ratio(doc: &str, chunks: &[Chunk], total_chars: f64) -> f64 {
@@ -284,10 +301,20 @@ impl<'a> CachedEmbedder<'a> {
 
 impl Embedder for CachedEmbedder<'_> {
     fn embed(&mut self, texts: &[&str]) -> Result<Embeddings, ChunkError> {
-        let known: Option<Vec<usize>> = texts.iter().map(|t| self.row_of.get(*t).copied()).collect();
-        if let Some(known) = known.filter(|k| !k.is_empty()) {
-            let data =
-                known.iter().flat_map(|&r| self.rows[r * self.dim..(r + 1) * self.dim].iter().copied()).collect();
+        let mut known = Vec::with_capacity(texts.len());
+        for text in texts {
+            self.inner.check_interrupt()?;
+            match self.row_of.get(*text) {
+                Some(&row) => known.push(row),
+                None => break,
+            }
+        }
+        if !known.is_empty() && known.len() == texts.len() {
+            let mut data = Vec::with_capacity(known.len() * self.dim);
+            for row in known {
+                self.inner.check_interrupt()?;
+                data.extend_from_slice(&self.rows[row * self.dim..(row + 1) * self.dim]);
+            }
             return Ok(Embeddings::new(self.dim, data));
         }
         let vectors = self.inner.embed(texts)?;

@@ -90,7 +90,7 @@ pub fn density_chunks(
         chunk_chars = CharCounts::default();
         chunk_chars.add(units[i].text(doc));
     }
-    Ok(assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens))
+    assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens, interrupt)
 }
 
 /// Character counts of a growing chunk, so that its entropy after each added sentence costs

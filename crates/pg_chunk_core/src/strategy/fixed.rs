@@ -4,10 +4,18 @@
 
 use super::{Chunk, SplitReason};
 use crate::config::Overlap;
+use crate::error::ChunkError;
 use crate::guards::word_starts_before;
 use crate::size::{fitting_prefix, Size, TokenCounter};
 
-pub fn fixed_chunks(doc: &str, max: Size, overlap: Overlap, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+/// `interrupt` is called before each window.
+pub fn fixed_chunks(
+    doc: &str,
+    max: Size,
+    overlap: Overlap,
+    tokens: &dyn TokenCounter,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
     let overlap_chars = match overlap {
         Overlap::Chars(n) => n,
         Overlap::None | Overlap::Sentences(_) => 0,
@@ -16,6 +24,7 @@ pub fn fixed_chunks(doc: &str, max: Size, overlap: Overlap, tokens: &dyn TokenCo
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut at = doc.len() - doc.trim_start().len();
     while at < doc.len() {
+        interrupt()?;
         let mut chunk = Chunk::new(at, window_end(at), SplitReason::Window, None);
         if let Some(previous) = chunks.last() {
             chunk.core_start = previous.end.max(at);
@@ -35,5 +44,5 @@ pub fn fixed_chunks(doc: &str, max: Size, overlap: Overlap, tokens: &dyn TokenCo
             _ => next,
         };
     }
-    chunks
+    Ok(chunks)
 }

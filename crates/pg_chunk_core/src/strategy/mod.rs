@@ -113,13 +113,21 @@ pub fn chunk_document(
     check_document_size(doc, cfg)?;
     let mut chunks = strategy_chunks(doc, cfg, embedder, tokens)?;
     for chunk in &mut chunks {
+        embedder.check_interrupt()?;
         chunk.token_count = tokens.count_tokens(chunk.text(doc));
     }
     if cfg.metadata {
         post::add_quality_metadata(doc, &mut chunks, embedder)?;
     }
     if cfg.filters {
-        chunks.retain(|chunk| post::keep(chunk.text(doc)));
+        let mut kept = Vec::with_capacity(chunks.len());
+        for chunk in chunks {
+            embedder.check_interrupt()?;
+            if post::keep(chunk.text(doc)) {
+                kept.push(chunk);
+            }
+        }
+        chunks = kept;
     }
     Ok(chunks)
 }
@@ -133,10 +141,10 @@ fn strategy_chunks(
 ) -> Result<Vec<Chunk>, ChunkError> {
     Ok(match cfg.strategy {
         Strategy::Semantic => semantic::semantic_chunks(doc, cfg, embedder, tokens)?,
-        Strategy::Fixed => fixed::fixed_chunks(doc, cfg.max_size, cfg.overlap, tokens),
+        Strategy::Fixed => fixed::fixed_chunks(doc, cfg.max_size, cfg.overlap, tokens, &|| embedder.check_interrupt())?,
         Strategy::Recursive => recursive::recursive_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
-        Strategy::Code => code::code_chunks(doc, cfg, tokens),
-        Strategy::Markdown => markdown::markdown_chunks(doc, cfg, tokens),
+        Strategy::Code => code::code_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
+        Strategy::Markdown => markdown::markdown_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
         Strategy::TopicCoherence => topic::topic_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
         Strategy::InformationDensity => density::density_chunks(doc, cfg, tokens, &|| embedder.check_interrupt())?,
         Strategy::Hierarchical => hierarchical::hierarchical_chunks(doc, cfg, embedder, tokens)?,
@@ -144,7 +152,8 @@ fn strategy_chunks(
     })
 }
 
-/// Extends each chunk after the first backwards by `overlap`, as far as the hard cap allows.
+/// Extends each chunk after the first backwards by `overlap`, as far as the hard cap allows;
+/// `interrupt` is called before each.
 fn add_overlap(
     doc: &str,
     units: &[Span],
@@ -152,8 +161,10 @@ fn add_overlap(
     overlap: Overlap,
     max: Size,
     tokens: &dyn TokenCounter,
-) {
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<(), ChunkError> {
     for k in 1..chunks.len() {
+        interrupt()?;
         let previous_start = chunks[k - 1].start;
         let chunk = &chunks[k];
         let candidates: Vec<usize> = match (overlap, chunk.first_unit) {
@@ -166,6 +177,7 @@ fn add_overlap(
         let start = widest_fitting_start(doc, &candidates, chunk.start, chunk.end, max, tokens);
         chunks[k].start = start;
     }
+    Ok(())
 }
 
 #[cfg(test)]

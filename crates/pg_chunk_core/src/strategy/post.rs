@@ -40,13 +40,12 @@ pub const ENTROPY_WEIGHT: f64 = 0.3;
 /// to `embedder` in one call, each distinct text once (a hierarchical parent repeats its
 /// children's); no call is made when no chunk has two sentences.
 pub fn add_quality_metadata(doc: &str, chunks: &mut [Chunk], embedder: &mut dyn Embedder) -> Result<(), ChunkError> {
-    let chunk_sentences: Vec<Vec<&str>> = chunks
-        .iter()
-        .map(|chunk| {
-            let text = chunk.text(doc);
-            split_sentences(text).iter().map(|s| s.text(text)).collect()
-        })
-        .collect();
+    let mut chunk_sentences: Vec<Vec<&str>> = Vec::with_capacity(chunks.len());
+    for chunk in chunks.iter() {
+        embedder.check_interrupt()?;
+        let text = chunk.text(doc);
+        chunk_sentences.push(split_sentences(text).iter().map(|s| s.text(text)).collect());
+    }
     let mut batch: Vec<&str> = Vec::new();
     let mut row_of: HashMap<&str, usize> = HashMap::new();
     for sentence in chunk_sentences.iter().filter(|s| s.len() >= 2).flatten() {
@@ -67,6 +66,7 @@ pub fn add_quality_metadata(doc: &str, chunks: &mut [Chunk], embedder: &mut dyn 
     }
 
     for (chunk, sentences) in chunks.iter_mut().zip(&chunk_sentences) {
+        embedder.check_interrupt()?;
         let entropy = char_entropy(chunk.text(doc));
         let keyword_sets: Vec<_> = sentences.iter().map(|s| keywords(s)).collect();
         let topic_coherence = mean_of_pairs(keyword_sets.windows(2).map(|pair| jaccard(&pair[0], &pair[1])));

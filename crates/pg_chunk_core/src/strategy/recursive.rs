@@ -61,6 +61,7 @@ pub fn recursive_chunks(
     let mut chunks = Vec::new();
     let seams = vec![0.0; units.len()]; // no meaning here: undersized runs merge left first
     for group in pieces.chunk_by(|a, b| matches!(a, Piece::Packed(..)) == matches!(b, Piece::Packed(..))) {
+        interrupt()?;
         let runs: Vec<Run> = group
             .iter()
             .filter_map(|p| match p {
@@ -80,7 +81,7 @@ pub fn recursive_chunks(
             chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
         }
     }
-    add_overlap(doc, &units, &mut chunks, cfg.overlap, max, tokens);
+    add_overlap(doc, &units, &mut chunks, cfg.overlap, max, tokens, interrupt)?;
     Ok(chunks)
 }
 

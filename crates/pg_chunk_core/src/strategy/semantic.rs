@@ -8,7 +8,7 @@ use crate::config::{Boundaries, ChunkConfig};
 use crate::curve::{distance_curve, smooth_neighbours, Embeddings};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
-use crate::guards::{force_split, merge_undersized, runs_from_cuts, split_oversized, Run};
+use crate::guards::{force_split, merge_undersized, runs_from_cuts, split_oversized};
 use crate::segmentation::optimal_cuts;
 use crate::sentences::{paragraph_breaks, split_sentences_interruptible, Span};
 use crate::size::{TokenCounter, UnitSizes};
@@ -131,10 +131,11 @@ pub fn semantic_chunks_of(
     }
     let vectors = embed_units(doc, units, embedder)?;
     let analysis = analyse(doc, units, &vectors, &sizes, cfg, &|| embedder.check_interrupt())?;
-    Ok(plan_chunks(doc, units, &sizes, &analysis, cfg, tokens))
+    plan_chunks(doc, units, &sizes, &analysis, cfg, tokens, &|| embedder.check_interrupt())
 }
 
-/// Runs from the cuts, through the size guards, to chunks with their reasons and overlap.
+/// Runs from the cuts, through the size guards, to chunks with their reasons and overlap;
+/// `interrupt` is called between the steps and for each run.
 pub(crate) fn plan_chunks(
     doc: &str,
     units: &[Span],
@@ -142,17 +143,23 @@ pub(crate) fn plan_chunks(
     analysis: &Analysis,
     cfg: &ChunkConfig,
     tokens: &dyn TokenCounter,
-) -> Vec<Chunk> {
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
     let (seams, max) = (analysis.seams(), cfg.max_size);
     let runs = runs_from_cuts(units.len(), &analysis.cuts.is_cut);
     let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
-    let runs: Vec<Run> =
-        runs.into_iter().flat_map(|run| split_oversized(run, sizes, seams, cfg.target_size, max)).collect();
+    interrupt()?;
+    let mut split = Vec::with_capacity(runs.len());
+    for run in runs {
+        interrupt()?;
+        split.extend(split_oversized(run, sizes, seams, cfg.target_size, max));
+    }
     // Splitting can leave a short remainder; merging again only joins what still fits.
-    let runs = merge_undersized(&runs, sizes, seams, cfg.min_size, max);
+    let runs = merge_undersized(&split, sizes, seams, cfg.min_size, max);
 
     let mut chunks = Vec::with_capacity(runs.len());
     for run in runs {
+        interrupt()?;
         if run.first == run.last && !sizes.fits(run.first, run.last, max) {
             let unit = units[run.first];
             chunks.extend(
@@ -169,6 +176,6 @@ pub(crate) fn plan_chunks(
         };
         chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
     }
-    add_overlap(doc, units, &mut chunks, cfg.overlap, max, tokens);
-    chunks
+    add_overlap(doc, units, &mut chunks, cfg.overlap, max, tokens, interrupt)?;
+    Ok(chunks)
 }

@@ -403,6 +403,19 @@ fn splitting_and_segmentation_check_for_interrupts_as_they_go() {
     }
 }
 
+/// Strategies that embed nothing check as they walk the document, at least once for each chunk
+/// they make, besides the check before each chunk's token count.
+#[test]
+fn strategies_without_embeddings_check_for_interrupts_as_they_go() {
+    let doc = large_document();
+    for strategy in ["fixed", "recursive", "markdown", "code", "topic_coherence", "information_density"] {
+        let mut embedder = Interrupting::new(None);
+        let chunks = chunk_with(&doc, &json!({"strategy": strategy, "max_size": 300}), &mut embedder).unwrap();
+        let own = embedder.checks.get() - chunks.len();
+        assert!(own >= chunks.len(), "{strategy}: {own} checks of its own for {} chunks", chunks.len());
+    }
+}
+
 #[test]
 fn an_interrupt_stops_chunking_with_its_error() {
     let doc = large_document();
@@ -414,6 +427,10 @@ fn an_interrupt_stops_chunking_with_its_error() {
         json!({"strategy": "information_density"}),
         json!({"strategy": "hierarchical"}),
         json!({"strategy": "adaptive", "max_size": 400}),
+        json!({"strategy": "fixed", "max_size": 300, "overlap": 50}),
+        json!({"strategy": "markdown"}),
+        json!({"strategy": "code"}),
+        json!({"max_size": 400, "metadata": true, "filters": true}),
     ];
     for cfg in cfgs {
         let mut uninterrupted = Interrupting::new(None);

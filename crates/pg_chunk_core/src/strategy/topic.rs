@@ -91,7 +91,7 @@ pub fn topic_chunks(
             }
         }
     }
-    Ok(assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens))
+    assemble(doc, &units, &sizes, &pieces, &seams, cfg, tokens, interrupt)
 }
 
 /// What a sentence walk produces, in document order (shared with the density strategy).
@@ -105,6 +105,7 @@ pub(super) enum Piece {
 /// Pieces to chunks: in each stretch of packed runs (forced pieces stay as they are), runs below
 /// `min_size` merge into a neighbour across the lower of `seams` while the result fits
 /// `max_size`; a merged run keeps the reason of its first run. Overlap is added last.
+#[allow(clippy::too_many_arguments)] // the one helper both sentence walks end with
 pub(super) fn assemble(
     doc: &str,
     units: &[Span],
@@ -113,7 +114,8 @@ pub(super) fn assemble(
     seams: &[f64],
     cfg: &ChunkConfig,
     tokens: &dyn TokenCounter,
-) -> Vec<Chunk> {
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
     let mut chunks = Vec::with_capacity(pieces.len());
     for group in pieces.chunk_by(|a, b| matches!(a, Piece::Packed(..)) == matches!(b, Piece::Packed(..))) {
         let mut runs: Vec<(Run, SplitReason)> = Vec::with_capacity(group.len());
@@ -131,8 +133,8 @@ pub(super) fn assemble(
             chunks.push(Chunk::new(units[run.first].start, units[run.last].end, reason, Some(run.first)));
         }
     }
-    add_overlap(doc, units, &mut chunks, cfg.overlap, cfg.max_size, tokens);
-    chunks
+    add_overlap(doc, units, &mut chunks, cfg.overlap, cfg.max_size, tokens, interrupt)?;
+    Ok(chunks)
 }
 
 #[cfg(test)]

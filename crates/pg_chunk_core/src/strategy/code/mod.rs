@@ -15,6 +15,7 @@
 
 use super::{add_overlap, Chunk, ChunkType, SplitReason};
 use crate::config::ChunkConfig;
+use crate::error::ChunkError;
 use crate::guards::{force_split, merge_undersized, split_oversized, Run};
 use crate::sentences::Span;
 use crate::size::{measure, Size, SizeUnit, TokenCounter, UnitSizes};
@@ -27,14 +28,24 @@ use definitions::*;
 use languages::*;
 use scan::*;
 
-pub fn code_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+/// `interrupt` is called between the passes over the lines and for each item packed.
+pub fn code_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    tokens: &dyn TokenCounter,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
     let (family, language) = cfg.language.as_deref().map_or_else(|| detect_language(doc), named_language);
     let lines = scan_lines(doc, family);
+    interrupt()?;
     let defs = definitions(doc, &lines, family);
+    interrupt()?;
     let items = items(doc, &lines, &defs);
-    let mut chunks = Chunker { doc, cfg, tokens, lines: &lines, language, defs: &defs, items: &items }.pack_items();
-    add_overlap(doc, &[], &mut chunks, cfg.overlap, cfg.max_size, tokens);
-    chunks
+    interrupt()?;
+    let chunker = Chunker { doc, cfg, tokens, lines: &lines, language, defs: &defs, items: &items };
+    let mut chunks = chunker.pack_items(interrupt)?;
+    add_overlap(doc, &[], &mut chunks, cfg.overlap, cfg.max_size, tokens, interrupt)?;
+    Ok(chunks)
 }
 
 struct Chunker<'a> {
@@ -55,12 +66,13 @@ impl Chunker<'_> {
     /// Packs consecutive items up to `target_size`, or up to `max_size` while the pack or the
     /// next item is below `min_size`. An item above `max_size` is cut on its own into pieces that
     /// leave room for its signature and the newline that joins it.
-    fn pack_items(&self) -> Vec<Chunk> {
+    fn pack_items(&self, interrupt: &dyn Fn() -> Result<(), ChunkError>) -> Result<Vec<Chunk>, ChunkError> {
         let (items, min, max) = (self.items, self.cfg.min_size, self.cfg.max_size);
         let within = |start: usize, end: usize, cap: Size| self.size(start, end, cap.unit) <= cap.value;
         let small = |start: usize, end: usize| self.size(start, end, min.unit) < min.value;
         let (mut chunks, mut pack): (Vec<Chunk>, Option<(usize, usize)>) = (Vec::new(), None);
         for i in 0..=items.len() {
+            interrupt()?;
             let fits = items.get(i).is_some_and(|item| within(item.start, item.end, max));
             let joins = |(first, last): (usize, usize)| {
                 let (start, end) = (items[first].start, items[i].end);
@@ -84,7 +96,7 @@ impl Chunker<'_> {
                 self.emit(&mut chunks, i, i, self.cut(item.start, item.end, cap, true));
             }
         }
-        chunks
+        Ok(chunks)
     }
 
     /// Pieces of `start..end` within `cap`: runs of blank-line blocks (or of lines), each ending at

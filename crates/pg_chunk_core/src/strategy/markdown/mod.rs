@@ -29,6 +29,7 @@
 
 use super::{add_overlap, BlockKind, Chunk, SplitReason};
 use crate::config::ChunkConfig;
+use crate::error::ChunkError;
 use crate::guards::Run;
 use crate::sentences::Span;
 use crate::size::{measure, Size, SizeUnit, TokenCounter, UnitSizes};
@@ -74,12 +75,19 @@ struct Section {
     path: Vec<String>,
 }
 
-pub fn markdown_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) -> Vec<Chunk> {
+/// `interrupt` is called after reading the blocks, for each block measured and for each section packed.
+pub fn markdown_chunks(
+    doc: &str,
+    cfg: &ChunkConfig,
+    tokens: &dyn TokenCounter,
+    interrupt: &dyn Fn() -> Result<(), ChunkError>,
+) -> Result<Vec<Chunk>, ChunkError> {
     let max = cfg.max_size;
     let reader = Reader::of(doc);
     let blocks = reader.document_blocks();
     let mut pieces = Vec::new();
     for (b, block) in blocks.iter().enumerate() {
+        interrupt()?;
         if measure(block.span.text(doc), max.unit, tokens) <= max.value {
             pieces.push(Piece { span: block.span, block: b, whole: true });
         } else {
@@ -92,7 +100,9 @@ pub fn markdown_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) 
     let sizes = UnitSizes::new(doc, &spans, tokens);
     let sections = sections(&blocks, &pieces);
     let mut chunks = Vec::new();
+    interrupt()?;
     for (first, last) in merge_small_sections(&sections, &sizes, cfg.min_size, max) {
+        interrupt()?;
         let path = &sections[first].path;
         for packed in
             pack(&blocks, &pieces, Run { first: sections[first].first, last: sections[last].last }, &sizes, max)
@@ -104,8 +114,8 @@ pub fn markdown_chunks(doc: &str, cfg: &ChunkConfig, tokens: &dyn TokenCounter) 
             }
         }
     }
-    add_overlap(doc, &[], &mut chunks, cfg.overlap, max, tokens);
-    chunks
+    add_overlap(doc, &[], &mut chunks, cfg.overlap, max, tokens, interrupt)?;
+    Ok(chunks)
 }
 
 /// Splits the pieces at headings. A heading cut into pieces (one above the cap) starts its
