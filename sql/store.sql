@@ -32,9 +32,14 @@ CREATE TABLE knowledge.chunk_configs (
 INSERT INTO knowledge.chunk_configs (name, description)
 VALUES ('default', 'Semantic chunking (cfg defaults), embedded with the default model');
 
+-- A language (a text search configuration) is kept by name, as
+-- knowledge_internal.text_search_config_name writes it, not as a regconfig, whose OID pg_upgrade
+-- does not carry to the new cluster (docs/operations.md, "Major-version upgrades"); it is cast
+-- to regconfig where used.
+
 -- Full-text configurations of the documents, so search builds one tsquery per language in use.
 CREATE TABLE knowledge.languages (
-    language regconfig PRIMARY KEY
+    language text PRIMARY KEY
 );
 
 -- A user table mirrored into knowledge.documents by knowledge.attach.
@@ -44,7 +49,7 @@ CREATE TABLE knowledge.attachments (
     id_column name NOT NULL,
     text_column name NOT NULL,
     chunk_config text NOT NULL,
-    language regconfig NOT NULL,
+    language text NOT NULL,
     trigger_name name NOT NULL
 );
 
@@ -53,7 +58,7 @@ CREATE TABLE knowledge.documents (
     source text,
     title text,
     content text NOT NULL,
-    language regconfig NOT NULL DEFAULT 'english',
+    language text NOT NULL DEFAULT 'english',
     metadata jsonb NOT NULL DEFAULT '{}',
     -- NULL: every active config; otherwise this config only.
     chunk_config text REFERENCES knowledge.chunk_configs (name) ON UPDATE CASCADE,
@@ -390,7 +395,7 @@ BEGIN
     -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
     fresh := ARRAY(
         SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run)::knowledge.chunks
+                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language::regconfig, e.content), run)::knowledge.chunks
         FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
              CROSS JOIN LATERAL knowledge_internal.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
@@ -482,6 +487,41 @@ BEGIN
     RETURN written;
 END
 $$;
+
+-- A text search configuration's name as the store keeps it: schema-qualified unless it is in
+-- pg_catalog, so that it names the same configuration whatever the search_path (pg_dump's
+-- restore runs with an empty one). 42704 for an OID that names none.
+CREATE FUNCTION knowledge_internal.text_search_config_name(config regconfig) RETURNS text
+LANGUAGE plpgsql STABLE STRICT AS $$
+DECLARE
+    config_name text;
+BEGIN
+    SELECT CASE WHEN n.nspname = 'pg_catalog' THEN quote_ident(c.cfgname)
+                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.cfgname) END
+    INTO config_name
+    FROM pg_ts_config AS c JOIN pg_namespace AS n ON n.oid = c.cfgnamespace WHERE c.oid = config;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'text search configuration with OID % does not exist', config::oid
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN config_name;
+END
+$$;
+
+-- A document's language is stored by its name: 'English' and
+-- 'pg_catalog.english' as english. A name that is no configuration is refused by the cast
+-- to regconfig, with its 42704 (text search configuration "..." does not exist); a name
+-- outside pg_catalog needs its schema (the cast resolves it in the pinned search_path).
+CREATE FUNCTION knowledge_internal.documents_language() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.language := knowledge_internal.text_search_config_name(NEW.language::regconfig);
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER documents_language BEFORE INSERT OR UPDATE OF language ON knowledge.documents
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.documents_language();
 
 CREATE FUNCTION knowledge_internal.documents_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
