@@ -370,6 +370,20 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_at_restore() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF knowledge_internal.maintains_chunks() THEN
+        RETURN NEW;
+    END IF;
+    UPDATE knowledge.chunk_configs AS c
+    SET cfg = NEW.cfg, model = NEW.model, active = NEW.active, halfvec = NEW.halfvec, mode = NEW.mode,
+        description = NEW.description, created_at = NEW.created_at
+    WHERE c.name = NEW.name;
+    RETURN CASE WHEN FOUND THEN NULL ELSE NEW END;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
@@ -1295,3 +1309,8 @@ COMMENT ON TABLE knowledge_internal.text_stats IS
 -- A document's language is stored by its name (sql/store.sql).
 CREATE TRIGGER documents_language BEFORE INSERT OR UPDATE OF language ON knowledge.documents
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.documents_language();
+
+-- The default config is dumped too, and a restore puts it in place of the installed one.
+SELECT pg_catalog.pg_extension_config_dump('knowledge.chunk_configs', '');
+CREATE TRIGGER chunk_configs_at_restore BEFORE INSERT ON knowledge.chunk_configs
+FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION knowledge_internal.chunk_configs_at_restore();

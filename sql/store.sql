@@ -154,9 +154,11 @@ SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
 FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
 GROUP BY r.id;
 
--- pg_dump keeps what users put in; the default config comes with the extension. Restore with
--- PGOPTIONS='-c pg_chunk.maintain_chunks=off' so the triggers do not chunk documents again.
-SELECT pg_catalog.pg_extension_config_dump('knowledge.chunk_configs', $$WHERE name <> 'default'$$);
+-- pg_dump keeps what users put in, and the default config as it is now (which
+-- knowledge_internal.chunk_configs_at_restore puts in place of the one CREATE EXTENSION makes).
+-- Restore with PGOPTIONS='-c pg_chunk.maintain_chunks=off' so the triggers do not chunk
+-- documents again.
+SELECT pg_catalog.pg_extension_config_dump('knowledge.chunk_configs', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.languages', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.attachments', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.attachments_id_seq', '');
@@ -566,6 +568,28 @@ $$;
 
 CREATE TRIGGER chunk_configs_check BEFORE INSERT OR UPDATE ON knowledge.chunk_configs
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_changed();
+
+-- A restore brings the dumped default config while the database has the one CREATE EXTENSION
+-- made: with pg_chunk.maintain_chunks off (as docs/operations.md, "Backup and restore", restores),
+-- the dumped row updates that one, which rechunks nothing then, and is not inserted. Otherwise
+-- the insert goes on, and a second default fails on the primary key, as any name taken does.
+CREATE FUNCTION knowledge_internal.chunk_configs_at_restore() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF knowledge_internal.maintains_chunks() THEN
+        RETURN NEW;
+    END IF;
+    UPDATE knowledge.chunk_configs AS c
+    SET cfg = NEW.cfg, model = NEW.model, active = NEW.active, halfvec = NEW.halfvec, mode = NEW.mode,
+        description = NEW.description, created_at = NEW.created_at
+    WHERE c.name = NEW.name;
+    RETURN CASE WHEN FOUND THEN NULL ELSE NEW END;
+END
+$$;
+
+-- Named to fire before chunk_configs_check: the row it updates is checked instead.
+CREATE TRIGGER chunk_configs_at_restore BEFORE INSERT ON knowledge.chunk_configs
+FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION knowledge_internal.chunk_configs_at_restore();
 
 -- A new config, a changed cfg or model, or an activated config rechunks the documents it
 -- applies to, in the same statement (with rechunk_all's progress NOTICEs); a deactivated one
