@@ -7,6 +7,8 @@
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster
 #   4. 2 and 3 again on PostgreSQL 16 and 17 (scripts/postgresql16.sh, postgresql17.sh), each on
 #      a cluster of its own (port 5433, 5434)
+#   5. stores made on 15 and 16 moved to 17 with pg_upgrade, and on 15 with pg_dump and pg_restore
+#      (tests/tests/major_versions.rs, ignored by a plain cargo test: it needs the older BINDIRs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -62,6 +64,10 @@ for version in $TEST_VERSIONS; do
     PGPORT=$(test_port "$version") ensure_superuser_role
     PGPORT=$(test_port "$version") tested cargo test -p pg_chunk_client_tests
 done
+
+step "major versions: stores on 15 and 16 moved to 17 (pg_upgrade, pg_dump)"
+PGPORT=$(test_port 17) PG_CHUNK_UPGRADE_FROM="$("$PG_CONFIG" --bindir) $("$(test_pg_config 16)" --bindir)" \
+    tested cargo test -p pg_chunk_client_tests --test major_versions -- --ignored
 
 step "totals"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }

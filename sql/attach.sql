@@ -70,7 +70,7 @@ BEGIN
             HINT = 'knowledge.detach it first.';
     END IF;
     INSERT INTO knowledge.attachments (source, id_column, text_column, chunk_config, language, trigger_name)
-    VALUES (source, id_column, text_column, config, language, trigger_name)
+    VALUES (source, id_column, text_column, config, knowledge_internal.text_search_config_name(language), trigger_name)
     RETURNING * INTO a;
     EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION knowledge_internal.mirror_document(%L)',
         trigger_name, source, a.id);

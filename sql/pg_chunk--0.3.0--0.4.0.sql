@@ -37,6 +37,29 @@ GROUP BY r.id;
 
 -- text_stats's replica identity, for FOR ALL TABLES publications (sql/text_search.sql).
 ALTER TABLE knowledge_internal.text_stats ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;
+-- Languages by name (text), not regconfig, whose OIDs pg_upgrade does not carry over: each
+-- written as knowledge_internal.text_search_config_name writes it, which is regconfig's output
+-- under a search_path of pg_catalog alone. The trigger whose WHEN reads documents.language
+-- is dropped for the change (PostgreSQL refuses it otherwise) and made again as before.
+DROP TRIGGER documents_sync_update ON knowledge.documents;
+DO $$
+DECLARE
+    path text := pg_catalog.current_setting('search_path');
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog', true);
+    ALTER TABLE knowledge.documents ALTER COLUMN language DROP DEFAULT;
+    ALTER TABLE knowledge.documents ALTER COLUMN language TYPE text USING language::text;
+    ALTER TABLE knowledge.documents ALTER COLUMN language SET DEFAULT 'english';
+    ALTER TABLE knowledge.attachments ALTER COLUMN language TYPE text USING language::text;
+    ALTER TABLE knowledge.languages ALTER COLUMN language TYPE text USING language::text;
+    PERFORM pg_catalog.set_config('search_path', path, true);
+END
+$$;
+CREATE TRIGGER documents_sync_update AFTER UPDATE OF content, language, chunk_config ON knowledge.documents
+FOR EACH ROW WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash
+                   OR OLD.language IS DISTINCT FROM NEW.language
+                   OR OLD.chunk_config IS DISTINCT FROM NEW.chunk_config)
+EXECUTE FUNCTION knowledge_internal.documents_sync();
 
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
@@ -209,7 +232,7 @@ BEGIN
     -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
     fresh := ARRAY(
         SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run)::knowledge.chunks
+                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language::regconfig, e.content), run)::knowledge.chunks
         FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
              CROSS JOIN LATERAL knowledge_internal.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
@@ -294,6 +317,31 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION knowledge_internal.text_search_config_name(config regconfig) RETURNS text
+LANGUAGE plpgsql STABLE STRICT AS $$
+DECLARE
+    config_name text;
+BEGIN
+    SELECT CASE WHEN n.nspname = 'pg_catalog' THEN quote_ident(c.cfgname)
+                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.cfgname) END
+    INTO config_name
+    FROM pg_ts_config AS c JOIN pg_namespace AS n ON n.oid = c.cfgnamespace WHERE c.oid = config;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'text search configuration with OID % does not exist', config::oid
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN config_name;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.documents_language() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.language := knowledge_internal.text_search_config_name(NEW.language::regconfig);
+    RETURN NEW;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION knowledge_internal.documents_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
@@ -321,6 +369,20 @@ BEGIN
             USING HINT = 'Add the database to pg_chunk.worker_databases, with pg_chunk in shared_preload_libraries, and restart PostgreSQL.';
     END IF;
     RETURN NEW;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_at_restore() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF knowledge_internal.maintains_chunks() THEN
+        RETURN NEW;
+    END IF;
+    UPDATE knowledge.chunk_configs AS c
+    SET cfg = NEW.cfg, model = NEW.model, active = NEW.active, halfvec = NEW.halfvec, mode = NEW.mode,
+        description = NEW.description, created_at = NEW.created_at
+    WHERE c.name = NEW.name;
+    RETURN CASE WHEN FOUND THEN NULL ELSE NEW END;
 END
 $$;
 
@@ -531,7 +593,7 @@ BEGIN
             HINT = 'knowledge.detach it first.';
     END IF;
     INSERT INTO knowledge.attachments (source, id_column, text_column, chunk_config, language, trigger_name)
-    VALUES (source, id_column, text_column, config, language, trigger_name)
+    VALUES (source, id_column, text_column, config, knowledge_internal.text_search_config_name(language), trigger_name)
     RETURNING * INTO a;
     EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION knowledge_internal.mirror_document(%L)',
         trigger_name, source, a.id);
@@ -710,7 +772,7 @@ DECLARE
 BEGIN
     SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
     FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
-          UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
+          UNION SELECT l.language::regconfig FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
          unnest(knowledge.text_vector(l.language, query)) AS t;
     WITH counted AS (
         SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats_visible AS s
@@ -1291,3 +1353,12 @@ COMMENT ON FUNCTION knowledge.chunk_replicated_documents(boolean) IS
 ALTER TABLE knowledge.chunk_configs ENABLE ALWAYS TRIGGER chunk_configs_sync_indexes,
     ENABLE ALWAYS TRIGGER chunk_configs_sync_vector_index, ENABLE ALWAYS TRIGGER chunk_configs_rename;
 ALTER TABLE knowledge.models ENABLE ALWAYS TRIGGER models_vector_index;
+
+-- A document's language is stored by its name (sql/store.sql).
+CREATE TRIGGER documents_language BEFORE INSERT OR UPDATE OF language ON knowledge.documents
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.documents_language();
+
+-- The default config is dumped too, and a restore puts it in place of the installed one.
+SELECT pg_catalog.pg_extension_config_dump('knowledge.chunk_configs', '');
+CREATE TRIGGER chunk_configs_at_restore BEFORE INSERT ON knowledge.chunk_configs
+FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION knowledge_internal.chunk_configs_at_restore();

@@ -32,9 +32,14 @@ CREATE TABLE knowledge.chunk_configs (
 INSERT INTO knowledge.chunk_configs (name, description)
 VALUES ('default', 'Semantic chunking (cfg defaults), embedded with the default model');
 
+-- A language (a text search configuration) is kept by name, as
+-- knowledge_internal.text_search_config_name writes it, not as a regconfig, whose OID pg_upgrade
+-- does not carry to the new cluster (docs/operations.md, "Major-version upgrades"); it is cast
+-- to regconfig where used.
+
 -- Full-text configurations of the documents, so search builds one tsquery per language in use.
 CREATE TABLE knowledge.languages (
-    language regconfig PRIMARY KEY
+    language text PRIMARY KEY
 );
 
 -- A user table mirrored into knowledge.documents by knowledge.attach.
@@ -44,7 +49,7 @@ CREATE TABLE knowledge.attachments (
     id_column name NOT NULL,
     text_column name NOT NULL,
     chunk_config text NOT NULL,
-    language regconfig NOT NULL,
+    language text NOT NULL,
     trigger_name name NOT NULL
 );
 
@@ -53,7 +58,7 @@ CREATE TABLE knowledge.documents (
     source text,
     title text,
     content text NOT NULL,
-    language regconfig NOT NULL DEFAULT 'english',
+    language text NOT NULL DEFAULT 'english',
     metadata jsonb NOT NULL DEFAULT '{}',
     -- NULL: every active config; otherwise this config only.
     chunk_config text REFERENCES knowledge.chunk_configs (name) ON UPDATE CASCADE,
@@ -149,9 +154,11 @@ SELECT r.id AS run_id, r.chunk_config, r.model, count(w.run_id) AS writes,
 FROM knowledge.embedding_runs AS r LEFT JOIN knowledge.embedding_writes AS w ON w.run_id = r.id
 GROUP BY r.id;
 
--- pg_dump keeps what users put in; the default config comes with the extension. Restore with
--- PGOPTIONS='-c pg_chunk.maintain_chunks=off' so the triggers do not chunk documents again.
-SELECT pg_catalog.pg_extension_config_dump('knowledge.chunk_configs', $$WHERE name <> 'default'$$);
+-- pg_dump keeps what users put in, and the default config as it is now (which
+-- knowledge_internal.chunk_configs_at_restore puts in place of the one CREATE EXTENSION makes).
+-- Restore with PGOPTIONS='-c pg_chunk.maintain_chunks=off' so the triggers do not chunk
+-- documents again.
+SELECT pg_catalog.pg_extension_config_dump('knowledge.chunk_configs', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.languages', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.attachments', '');
 SELECT pg_catalog.pg_extension_config_dump('knowledge.attachments_id_seq', '');
@@ -397,7 +404,7 @@ BEGIN
     -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
     fresh := ARRAY(
         SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language, e.content), run)::knowledge.chunks
+                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language::regconfig, e.content), run)::knowledge.chunks
         FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
              CROSS JOIN LATERAL knowledge_internal.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
@@ -490,6 +497,41 @@ BEGIN
 END
 $$;
 
+-- A text search configuration's name as the store keeps it: schema-qualified unless it is in
+-- pg_catalog, so that it names the same configuration whatever the search_path (pg_dump's
+-- restore runs with an empty one). 42704 for an OID that names none.
+CREATE FUNCTION knowledge_internal.text_search_config_name(config regconfig) RETURNS text
+LANGUAGE plpgsql STABLE STRICT AS $$
+DECLARE
+    config_name text;
+BEGIN
+    SELECT CASE WHEN n.nspname = 'pg_catalog' THEN quote_ident(c.cfgname)
+                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.cfgname) END
+    INTO config_name
+    FROM pg_ts_config AS c JOIN pg_namespace AS n ON n.oid = c.cfgnamespace WHERE c.oid = config;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'text search configuration with OID % does not exist', config::oid
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN config_name;
+END
+$$;
+
+-- A document's language is stored by its name: 'English' and
+-- 'pg_catalog.english' as english. A name that is no configuration is refused by the cast
+-- to regconfig, with its 42704 (text search configuration "..." does not exist); a name
+-- outside pg_catalog needs its schema (the cast resolves it in the pinned search_path).
+CREATE FUNCTION knowledge_internal.documents_language() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.language := knowledge_internal.text_search_config_name(NEW.language::regconfig);
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER documents_language BEFORE INSERT OR UPDATE OF language ON knowledge.documents
+FOR EACH ROW EXECUTE FUNCTION knowledge_internal.documents_language();
+
 CREATE FUNCTION knowledge_internal.documents_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
@@ -533,6 +575,28 @@ $$;
 
 CREATE TRIGGER chunk_configs_check BEFORE INSERT OR UPDATE ON knowledge.chunk_configs
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.chunk_configs_changed();
+
+-- A restore brings the dumped default config while the database has the one CREATE EXTENSION
+-- made: with pg_chunk.maintain_chunks off (as docs/operations.md, "Backup and restore", restores),
+-- the dumped row updates that one, which rechunks nothing then, and is not inserted. Otherwise
+-- the insert goes on, and a second default fails on the primary key, as any name taken does.
+CREATE FUNCTION knowledge_internal.chunk_configs_at_restore() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF knowledge_internal.maintains_chunks() THEN
+        RETURN NEW;
+    END IF;
+    UPDATE knowledge.chunk_configs AS c
+    SET cfg = NEW.cfg, model = NEW.model, active = NEW.active, halfvec = NEW.halfvec, mode = NEW.mode,
+        description = NEW.description, created_at = NEW.created_at
+    WHERE c.name = NEW.name;
+    RETURN CASE WHEN FOUND THEN NULL ELSE NEW END;
+END
+$$;
+
+-- Named to fire before chunk_configs_check: the row it updates is checked instead.
+CREATE TRIGGER chunk_configs_at_restore BEFORE INSERT ON knowledge.chunk_configs
+FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION knowledge_internal.chunk_configs_at_restore();
 
 -- A new config, a changed cfg or model, or an activated config rechunks the documents it
 -- applies to, in the same statement (with rechunk_all's progress NOTICEs); a deactivated one

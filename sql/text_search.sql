@@ -237,7 +237,7 @@ DECLARE
 BEGIN
     SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
     FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
-          UNION SELECT l.language FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
+          UNION SELECT l.language::regconfig FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
          unnest(knowledge.text_vector(l.language, query)) AS t;
     WITH counted AS (
         SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats_visible AS s

@@ -166,7 +166,7 @@ pub fn store_mismatches(client: &mut Client) -> Vec<String> {
         JOIN knowledge.documents AS d ON d.id = c.document_id
         JOIN knowledge.chunk_configs AS cc ON cc.name = c.chunk_config
         JOIN knowledge.embedding_runs AS r ON r.id = c.run_id
-        WHERE c.tsv IS DISTINCT FROM knowledge.text_vector(d.language, c.content) OR c.model <> cc.model OR r.model <> c.model";
+        WHERE c.tsv IS DISTINCT FROM knowledge.text_vector(d.language::regconfig, c.content) OR c.model <> cc.model OR r.model <> c.model";
     let mut mismatches: Vec<String> = client.query(query, &[]).unwrap().iter().map(|row| row.get(0)).collect();
     mismatches.extend(client.query(TEXT_STATS_MISMATCHES, &[]).unwrap().iter().map(|row| row.get::<_, String>(0)));
     mismatches

@@ -328,9 +328,8 @@ fn four_concurrent_writers_end_with_exactly_the_expected_chunks() {
 
 /// Per store table: its name, row count and the md5 of all its rows, to compare two databases.
 fn store_contents(client: &mut Client) -> Vec<String> {
-    // The default config is made by CREATE EXTENSION in each database: all but its created_at.
     [
-        ("chunk_configs", "(SELECT name, cfg, model, active, description FROM knowledge.chunk_configs)"),
+        ("chunk_configs", "knowledge.chunk_configs"),
         ("documents", "knowledge.documents"),
         ("embedding_runs", "knowledge.embedding_runs"),
         ("chunks", "knowledge.chunks"),
@@ -348,10 +347,11 @@ fn store_contents(client: &mut Client) -> Vec<String> {
 
 #[test]
 fn pg_dump_and_restore_keep_every_document_and_chunk() {
-    // The default config as installed (a changed default row is not dumped: docs/operations.md, "Backup and restore").
+    // A changed default config is dumped and restored in place of the installed one.
     let mut client = fresh_database("dump");
     client
-        .batch_execute("INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('small', '{\"strategy\": \"fixed\", \"max_size\": 150}', 'potion-base-8m')")
+        .batch_execute("UPDATE knowledge.chunk_configs SET cfg = '{\"max_size\": 400}', description = 'changed' WHERE name = 'default';
+                        INSERT INTO knowledge.chunk_configs (name, cfg, model) VALUES ('small', '{\"strategy\": \"fixed\", \"max_size\": 150}', 'potion-base-8m')")
         .unwrap();
     for i in 0..6 {
         insert_document(&mut client, &topic_document(i));
@@ -371,15 +371,30 @@ fn pg_dump_and_restore_keep_every_document_and_chunk() {
         .status()
         .unwrap();
     assert!(status.success(), "pg_dump failed");
-    let output = Command::new(format!("{bin}/pg_restore"))
-        .env("PGOPTIONS", "-c pg_chunk.maintain_chunks=off")
-        .args(["--exit-on-error", "-d"])
-        .arg(connection_string("pg_chunk_test_restored"))
-        .arg(&dump)
-        .output()
+    let restore = |database: &str, options: &str| {
+        Command::new(format!("{bin}/pg_restore"))
+            .env("PGOPTIONS", options)
+            .args(["--exit-on-error", "-d"])
+            .arg(connection_string(database))
+            .arg(&dump)
+            .output()
+            .unwrap()
+    };
+    let output = restore("pg_chunk_test_restored", "-c pg_chunk.maintain_chunks=off");
+    // Without the setting the dumped default config meets the installed one, and the restore
+    // stops there, saying so.
+    fresh_database("restored_on")
+        .batch_execute("DROP EXTENSION pg_chunk; DROP EXTENSION vector; DROP SCHEMA knowledge")
         .unwrap();
+    let refused = restore("pg_chunk_test_restored_on", "");
     std::fs::remove_file(&dump).ok();
     assert!(output.status.success(), "pg_restore: {}", String::from_utf8_lossy(&output.stderr));
+    let refused_stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success()
+            && refused_stderr.contains("duplicate key value violates unique constraint \"chunk_configs_pkey\""),
+        "pg_restore without pg_chunk.maintain_chunks=off: {refused_stderr}"
+    );
 
     let mut restored = connect_database("restored");
     assert_eq!(store_contents(&mut restored), original);

@@ -29,3 +29,26 @@ GROUP BY r.id;
 
 -- text_stats's replica identity, for FOR ALL TABLES publications (sql/text_search.sql).
 ALTER TABLE knowledge_internal.text_stats ADD COLUMN id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY;
+-- Languages by name (text), not regconfig, whose OIDs pg_upgrade does not carry over: each
+-- written as knowledge_internal.text_search_config_name writes it, which is regconfig's output
+-- under a search_path of pg_catalog alone. The trigger whose WHEN reads documents.language
+-- is dropped for the change (PostgreSQL refuses it otherwise) and made again as before.
+DROP TRIGGER documents_sync_update ON knowledge.documents;
+DO $$
+DECLARE
+    path text := pg_catalog.current_setting('search_path');
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog', true);
+    ALTER TABLE knowledge.documents ALTER COLUMN language DROP DEFAULT;
+    ALTER TABLE knowledge.documents ALTER COLUMN language TYPE text USING language::text;
+    ALTER TABLE knowledge.documents ALTER COLUMN language SET DEFAULT 'english';
+    ALTER TABLE knowledge.attachments ALTER COLUMN language TYPE text USING language::text;
+    ALTER TABLE knowledge.languages ALTER COLUMN language TYPE text USING language::text;
+    PERFORM pg_catalog.set_config('search_path', path, true);
+END
+$$;
+CREATE TRIGGER documents_sync_update AFTER UPDATE OF content, language, chunk_config ON knowledge.documents
+FOR EACH ROW WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash
+                   OR OLD.language IS DISTINCT FROM NEW.language
+                   OR OLD.chunk_config IS DISTINCT FROM NEW.chunk_config)
+EXECUTE FUNCTION knowledge_internal.documents_sync();
