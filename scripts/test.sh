@@ -7,7 +7,8 @@
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster
 #   4. 2 and 3 again on PostgreSQL 16 and 17 (scripts/postgresql16.sh, postgresql17.sh), each on
 #      a cluster of its own (port 5433, 5434)
-#   5. stores made on 15 and 16 moved to 17 with pg_upgrade, and on 15 with pg_dump and pg_restore
+#   5. stores made on 15 and 16 moved to 17: pg_upgrade from 16 (from 15 --check only, see
+#      tests/tests/major_versions.rs), and from 15 with pg_dump and pg_restore
 #      (tests/tests/major_versions.rs, ignored by a plain cargo test: it needs the older BINDIRs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
