@@ -14,8 +14,7 @@
 //! this binary competes for the two cores while a stop is timed.
 
 use pg_chunk_client_tests::{connect_database, fresh_database, sample_document};
-use postgres::types::ToSql;
-use postgres::Client;
+use postgres::{Client, SimpleQueryMessage};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -40,11 +39,14 @@ fn five_megabytes() -> String {
     doc
 }
 
-/// One statement to stop: it takes the 5 MB document as $1 where it has a $1, and `cfg` as $2.
+/// One statement to stop. It reads the 5 MB document from table `source` and is sent by the
+/// simple query protocol: pg_stat_activity then shows it active only once the backend has read
+/// it whole, and the backend reads nothing more from the client until it ends. (With the
+/// extended protocol a cancel that lands between Parse, Bind and Execute, while the backend
+/// reads the next message, is dropped by PostgreSQL, and the statement runs to its end.)
 struct Case {
     name: &'static str,
-    sql: &'static str,
-    cfg: String,
+    sql: String,
     /// The model the statement loads, loaded beforehand so that only the work is timed.
     model: &'static str,
     /// The statement_timeout that stops it.
@@ -61,17 +63,7 @@ fn warm_connection(model: &str) -> Client {
     client
 }
 
-/// Runs `sql` with the document as $1 where it has a $1, and `cfg` as $2.
-fn run(client: &mut Client, sql: &str, cfg: &str, doc: &str) -> Result<Vec<postgres::Row>, postgres::Error> {
-    let params: Vec<&(dyn ToSql + Sync)> = match (sql.contains("$1"), sql.contains("$2")) {
-        (true, true) => vec![&doc, &cfg],
-        (true, false) => vec![&doc],
-        _ => vec![],
-    };
-    client.query(sql, &params)
-}
-
-fn assert_canceled(result: Result<Vec<postgres::Row>, postgres::Error>, what: &str) {
+fn assert_canceled(result: Result<Vec<SimpleQueryMessage>, postgres::Error>, what: &str) {
     let err = result.expect_err(what);
     let db = err.as_db_error().unwrap_or_else(|| panic!("{what}: not a server error: {err}"));
     assert_eq!(db.code().code(), "57014", "{what}: {db:?}");
@@ -117,14 +109,14 @@ fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
         )
         .unwrap();
     setup.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&doc]).unwrap();
-    let semantic = "SELECT count(*) FROM knowledge.semantic_chunk($1, $2::text::jsonb)";
-    let chunk = "SELECT count(*) FROM knowledge.chunk($1, $2::text::jsonb)";
+    setup.execute("CREATE TABLE source AS SELECT $1::text AS doc", &[&doc]).unwrap();
+    let semantic = |cfg: &str| format!("SELECT count(*) FROM source, knowledge.semantic_chunk(doc, '{cfg}')");
+    let chunk = |cfg: &str| format!("SELECT count(*) FROM source, knowledge.chunk(doc, '{cfg}')");
     let ms = Duration::from_millis;
     let cases = [
         Case {
             name: "semantic_chunk, transformer",
-            sql: semantic,
-            cfg: format!(r#"{{"model": "{MINILM}"}}"#),
+            sql: semantic(&format!(r#"{{"model": "{MINILM}"}}"#)),
             model: MINILM,
             timeout: ms(200),
             cancel_after: ms(500),
@@ -132,10 +124,9 @@ fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
         // Token sizes: the tokenizer, not inference, is the long work here.
         Case {
             name: "chunk, recursive in tokens",
-            sql: chunk,
-            cfg: format!(
+            sql: chunk(&format!(
                 r#"{{"strategy": "recursive", "model": "{MINILM}", "max_size": "256 tokens", "min_size": "20 tokens"}}"#
-            ),
+            )),
             model: MINILM,
             timeout: ms(200),
             cancel_after: ms(500),
@@ -143,8 +134,7 @@ fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
         // Splitting 5 MB takes tens of milliseconds: a shorter timeout stops it there.
         Case {
             name: "semantic_chunk, lexical, while splitting",
-            sql: semantic,
-            cfg: r#"{"model": "lexical"}"#.to_string(),
+            sql: semantic(r#"{"model": "lexical"}"#),
             model: "lexical",
             timeout: ms(10),
             cancel_after: ms(5),
@@ -153,32 +143,28 @@ fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
         // segmentation runs for most of a second.
         Case {
             name: "semantic_chunk, lexical, while segmenting",
-            sql: semantic,
-            cfg: r#"{"model": "lexical"}"#.to_string(),
+            sql: semantic(r#"{"model": "lexical"}"#),
             model: "lexical",
             timeout: ms(600),
             cancel_after: ms(600),
         },
         Case {
             name: "chunk, fixed, with quality metadata",
-            sql: chunk,
-            cfg: r#"{"strategy": "fixed", "model": "lexical", "metadata": true, "filters": true}"#.to_string(),
+            sql: chunk(r#"{"strategy": "fixed", "model": "lexical", "metadata": true, "filters": true}"#),
             model: "lexical",
             timeout: ms(300),
             cancel_after: ms(300),
         },
         Case {
             name: "rechunk_all",
-            sql: "SELECT knowledge.rechunk_all('cancel')",
-            cfg: String::new(),
+            sql: "SELECT knowledge.rechunk_all('cancel')".to_string(),
             model: "lexical",
             timeout: ms(1500),
             cancel_after: ms(1500),
         },
         Case {
             name: "insert",
-            sql: "INSERT INTO knowledge.documents (content) VALUES ($1)",
-            cfg: String::new(),
+            sql: "INSERT INTO knowledge.documents (content) SELECT doc FROM source".to_string(),
             model: "lexical",
             timeout: ms(3000),
             cancel_after: ms(3000),
@@ -195,7 +181,7 @@ fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
         let mut client = warm_connection(case.model);
         client.batch_execute(&format!("SET statement_timeout = {}", case.timeout.as_millis())).unwrap();
         let started = Instant::now();
-        assert_canceled(run(&mut client, case.sql, &case.cfg, &doc), name);
+        assert_canceled(client.simple_query(&case.sql), name);
         let took = started.elapsed();
         assert!(
             took < case.timeout + STOP_WITHIN,
@@ -208,15 +194,14 @@ fn statement_timeout_and_cancel_stop_chunking_within_a_second() {
         let mut client = warm_connection(case.model);
         let pid: i32 = client.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
         let running = {
-            let doc = doc.clone();
-            let (sql, cfg) = (case.sql, case.cfg.clone());
+            let sql = case.sql.clone();
             thread::spawn(move || {
-                let result = run(&mut client, sql, &cfg, &doc);
+                let result = client.simple_query(&sql);
                 (result, Instant::now(), client)
             })
         };
         // A cancel that arrives while the backend still reads the statement is dropped: wait
-        // until it runs the statement.
+        // until it runs it.
         let mut other = connect_database(DATABASE);
         let active = "SELECT state = 'active' AND query = $2 FROM pg_stat_activity WHERE pid = $1";
         while !other.query_one(active, &[&pid, &case.sql]).unwrap().get::<_, bool>(0) {
