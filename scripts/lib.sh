@@ -10,6 +10,27 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 step() { printf '\n==> %s\n' "$*"; }
 say() { printf '    %s\n' "$*"; }
+# Says what a step changed on the machine, and records it for scripts/install.sh's summary
+# (the file named by PG_CHUNK_CHANGES, when set).
+changed() {
+    say "$*"
+    if [ -n "${PG_CHUNK_CHANGES:-}" ]; then printf '%s\n' "$*" >>"$PG_CHUNK_CHANGES"; fi
+}
+
+# Installs the Debian packages named that are missing.
+ensure_debian_packages() {
+    local p missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+        changed "installed Debian packages: ${missing[*]}"
+    else
+        say "Debian packages present: $*"
+    fi
+}
 
 # The CPU as the benchmarks report it: /proc/cpuinfo's model name and the widest SIMD extension
 # that ONNX Runtime's integer kernels can use; their gain over float32 depends on it
@@ -28,8 +49,12 @@ cpu_description() {
 
 pg_sharedir() { "$PG_CONFIG" --sharedir; }
 pg_pkglibdir() { "$PG_CONFIG" --pkglibdir; }
-# Where scripts/models.sh installs the embedding models, one folder per model name.
+# Where scripts/models.sh installs the embedding models, one folder per model name, and the
+# ONNX Runtime library it puts in <pkglibdir>.
 pg_chunk_models_dir() { printf '%s/pg_chunk/models' "$(pg_sharedir)"; }
+ORT_LIBRARY=libonnxruntime.so.1.31.1
+# pg_chunk's version, as Cargo.toml gives it.
+pg_chunk_version() { sed -nE 's/^version = "(.*)"/\1/p' Cargo.toml | head -n1; }
 
 # The sha256 of a file as 64 hex digits, or nothing when the file is missing.
 file_sha256() { if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; fi; }
@@ -76,20 +101,42 @@ ensure_pip() {
     fi
 }
 
-# Builds pgvector $PGVECTOR_VERSION into the PostgreSQL whose pg_config is $1, unless it has it
-# already. Debian 12 ships no 0.8; this is the upstream tarball of Debian 13's pgvector 0.8.6-1
-# source package, pinned with the sha256 its signed .dsc lists, so that every install builds the
-# same checked source. 0.8.2 fixed a buffer overflow in parallel HNSW builds, 0.8.3 and 0.8.4 the
-# HNSW VACUUM race that tests/tests/pgvector.rs provokes (docs/errors.md).
+# Makes sure the PostgreSQL whose pg_config is $1 has pgvector $PGVECTOR_MINIMUM or later (the
+# first with the iterative HNSW scans knowledge.search uses, hnsw.iterative_scan). One
+# already there, from a package say, is used as it is and none of its files is touched; an older
+# one stops the install; none at all is built from source.
+PGVECTOR_MINIMUM=0.8.0
+ensure_pgvector() {
+    local pg_config=$1 control version
+    control="$("$pg_config" --sharedir)/extension/vector.control"
+    if [ ! -f "$control" ]; then
+        say "no pgvector in $("$pg_config" --version): building $PGVECTOR_VERSION from source"
+        build_pgvector "$pg_config"
+        return
+    fi
+    version=$(sed -nE "s/^default_version *= *'([^']*)'.*/\1/p" "$control")
+    if [ "$(printf '%s\n%s\n' "$PGVECTOR_MINIMUM" "$version" | sort -V | head -n1)" != "$PGVECTOR_MINIMUM" ]; then
+        echo "pgvector ${version:-of unknown version} is installed in $("$pg_config" --version) ($control);" \
+            "pg_chunk needs $PGVECTOR_MINIMUM or later. Upgrade it (PGDG's postgresql-<major>-pgvector package," \
+            "or pgvector's source), or remove it to have this script build $PGVECTOR_VERSION, then run again." >&2
+        return 1
+    fi
+    say "pgvector $version in $("$pg_config" --version): used as it is"
+    if [ "$(printf '%s\n%s\n' 0.8.4 "$version" | sort -V | head -n1)" != 0.8.4 ]; then
+        say "note: pgvector before 0.8.4 has an HNSW VACUUM race (docs/errors.md); 0.8.4 or later is advised"
+    fi
+}
+
+# Builds pgvector $PGVECTOR_VERSION into the PostgreSQL whose pg_config is $1. Debian 12 ships
+# no 0.8; this is the upstream tarball of Debian 13's pgvector 0.8.6-1 source package, pinned with
+# the sha256 its signed .dsc lists, so that every install builds the same checked source. 0.8.2
+# fixed a buffer overflow in parallel HNSW builds, 0.8.3 and 0.8.4 the HNSW VACUUM race that
+# tests/tests/pgvector.rs provokes (docs/errors.md).
 PGVECTOR_VERSION=0.8.6
 PGVECTOR_SHA256=25c9b78cfdaa43c66788d7490246ac24e4fe1c86f19c4b60c089b723f84a4a0d
 build_pgvector() {
     local pg_config=$1 dir=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/pgvector
     local tarball=pgvector_$PGVECTOR_VERSION.orig.tar.gz source=pgvector-$PGVECTOR_VERSION
-    if [ -f "$("$pg_config" --sharedir)/extension/vector--$PGVECTOR_VERSION.sql" ]; then
-        say "pgvector $PGVECTOR_VERSION already in $("$pg_config" --version)"
-        return
-    fi
     mkdir -p "$dir"
     (
         cd "$dir"
@@ -103,7 +150,7 @@ build_pgvector() {
         make -s install PG_CONFIG="$pg_config"
         rm -f "$("$pg_config" --pkglibdir)/vector.so.previous"
     )
-    say "pgvector $PGVECTOR_VERSION installed into $("$pg_config" --sharedir)/extension"
+    changed "built pgvector $PGVECTOR_VERSION into $("$pg_config" --version) ($("$pg_config" --sharedir)/extension)"
 }
 
 # The Debian mirror this machine's apt sources name (no trailing slash).
@@ -135,6 +182,29 @@ move_library_aside() {
     if [ -f "$library" ]; then mv -f "$library" "$library.previous"; fi
 }
 
+# Tells cargo-pgrx the PostgreSQL installations to build for, each --pgN=PG_CONFIG (cargo pgrx
+# init rewrites its list, so it names all of them), unless it knows them already.
+pgrx_init() {
+    local option unknown=0
+    for option in "$@"; do
+        option=${option#--}
+        grep -qsxF "${option%%=*} = \"${option#*=}\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml" || unknown=1
+    done
+    if ((unknown)); then cargo pgrx init "$@"; else say "pgrx knows $*"; fi
+}
+
+# Every file of pg_chunk's in the PostgreSQL whose pg_config is $1, as install_release and
+# scripts/models.sh, or the packages, put them there (a folder stands for what it holds).
+pg_chunk_files() {
+    local lib share
+    lib=$("$1" --pkglibdir)
+    share=$("$1" --sharedir)
+    compgen -G "$lib/pg_chunk.so*" || true
+    compgen -G "$lib/libonnxruntime.so*" || true
+    compgen -G "$share/extension/pg_chunk[.-]*" || true
+    if [ -e "$share/pg_chunk" ]; then printf '%s\n' "$share/pg_chunk"; fi
+}
+
 # Builds pg_chunk in release mode into the PostgreSQL whose pg_config is $1 (default: 15's).
 install_release() {
     local pg_config=${1:-$PG_CONFIG} library
@@ -155,26 +225,26 @@ install_release() {
 # has its background workers serve the given databases besides those they serve; restarts the
 # cluster for each setting that changed. The cluster must be running.
 configure_workers() {
-    local preload databases changed=0 db
+    local preload databases added=0 db
     preload=$(psql -X -qAt -d postgres -c "SHOW shared_preload_libraries")
     if ! tr ',' '\n' <<<"$preload" | sed 's/^ *//; s/ *$//' | grep -qxF pg_chunk; then
         preload=${preload:+$preload, }pg_chunk
-        say "shared_preload_libraries = '$preload'; restarting 15 main"
         psql -X -q -d postgres -c "ALTER SYSTEM SET shared_preload_libraries = '$preload'"
         restart_cluster
+        changed "set shared_preload_libraries = '$preload' in 15 main (ALTER SYSTEM) and restarted it"
     fi
     # pg_chunk's server-start settings exist once the server has preloaded it.
     databases=$(psql -X -qAt -d postgres -c "SHOW pg_chunk.worker_databases")
     for db in "$@"; do
         if ! tr ',' '\n' <<<"$databases" | sed 's/^ *//; s/ *$//' | grep -qxF "$db"; then
             databases=${databases:+$databases,}$db
-            changed=1
+            added=1
         fi
     done
-    if ((changed)); then
-        say "pg_chunk.worker_databases = '$databases'; restarting 15 main"
+    if ((added)); then
         psql -X -q -d postgres -c "ALTER SYSTEM SET pg_chunk.worker_databases = '$databases'"
         restart_cluster
+        changed "set pg_chunk.worker_databases = '$databases' in 15 main (ALTER SYSTEM) and restarted it"
     else
         say "pg_chunk workers serve: $databases"
     fi
@@ -183,14 +253,14 @@ configure_workers() {
 # Starts the "15 main" cluster, creating it first if the machine has none.
 start_cluster() {
     if ! pg_lsclusters -h 2>/dev/null | awk '$1 == "15" && $2 == "main"' | grep -q .; then
-        say "creating cluster 15 main"
         pg_createcluster 15 main
+        changed "created cluster 15 main"
     fi
     if pg_lsclusters -h | awk '$1 == "15" && $2 == "main" {print $4}' | grep -q online; then
         say "15 main is running"
     else
-        say "starting 15 main"
         pg_ctlcluster 15 main start
+        changed "started 15 main"
     fi
 }
 
@@ -203,9 +273,9 @@ restart_cluster() {
 # installation ($sharedir, $libdir), pointed at the files scripts/models.sh installed into 15.
 prepare_test_postgresql() {
     local pg_config=$1
-    build_pgvector "$pg_config"
+    ensure_pgvector "$pg_config"
     ln -sfn "$(pg_sharedir)/pg_chunk" "$("$pg_config" --sharedir)/pg_chunk"
-    ln -sf "$(pg_pkglibdir)/libonnxruntime.so.1.31.1" "$("$pg_config" --pkglibdir)/libonnxruntime.so.1.31.1"
+    ln -sf "$(pg_pkglibdir)/$ORT_LIBRARY" "$("$pg_config" --pkglibdir)/$ORT_LIBRARY"
     say "models and ONNX Runtime linked from $(pg_sharedir)"
 }
 
@@ -243,8 +313,8 @@ ensure_superuser_role() {
     local user
     user=$(id -un)
     if [ "$user" != postgres ] && ! runuser -u postgres -- psql -X -tAc "SELECT 1 FROM pg_roles WHERE rolname = '$user'" | grep -q 1; then
-        say "creating superuser role $user"
         runuser -u postgres -- createuser --superuser "$user"
+        changed "created superuser role $user"
     fi
     psql -X -q -d postgres -c "SELECT 1" >/dev/null
 }

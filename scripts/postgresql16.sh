@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PostgreSQL 16, the second row of the test matrix (README, "Supported PostgreSQL versions"),
-# installed by scripts/install.sh after PostgreSQL 15. Debian 12 ships only 15 and Debian 13 only
+# set up by scripts/test.sh on its first run. Debian 12 ships only 15 and Debian 13 only
 # 17, so this takes the PostgreSQL 16.2 build that the pgserver wheel on PyPI carries (bin, lib,
 # share and the server headers, built --without-icu --without-readline, and libpq beside it;
 # sha256 pinned), unpacks it into the build directory and makes it ready for the tests
@@ -45,7 +45,7 @@ with zipfile.ZipFile(wheel) as archive:
             os.chmod(path, mode & 0o777)
 PY
     mv "$ROOT.partial" "$ROOT"
-    say "unpacked $("$PG16_CONFIG" --version) into $ROOT"
+    changed "unpacked $("$PG16_CONFIG" --version) into $ROOT"
 fi
 
 prepare_test_postgresql "$PG16_CONFIG"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PostgreSQL 17, the third row of the test matrix (README, "Supported PostgreSQL versions"),
-# installed by scripts/install.sh after 15 and 16: built from source, from the upstream tarball of
+# built by scripts/test.sh on its first run: from source, from the upstream tarball of
 # Debian 13's postgresql-17 source package 17.11-0+deb13u1, pinned with the sha256 that package's
 # signed .dsc lists, so that every install builds the same checked source. Configured
 # --without-icu --without-readline (a test server needs neither) into the build directory, then
@@ -20,6 +20,7 @@ step "PostgreSQL 17 (test matrix)"
 if [ -x "$PG17_CONFIG" ]; then
     say "present: $("$PG17_CONFIG" --version) in $ROOT"
 else
+    ensure_debian_packages bison flex zlib1g-dev
     mkdir -p "$BUILD_DIR/postgresql-17-source"
     cd "$BUILD_DIR/postgresql-17-source"
     download_debian_source postgresql-17 "$TARBALL" "$TARBALL_SHA256"
@@ -31,7 +32,7 @@ else
     make -s -j"$(nproc)" >make.log 2>&1 || { tail -n 40 make.log >&2; exit 1; }
     make -s install >install.log 2>&1 || { tail -n 40 install.log >&2; exit 1; }
     cd "$BUILD_DIR" && rm -rf "postgresql-17-source/postgresql-$VERSION"
-    say "installed $("$PG17_CONFIG" --version) into $ROOT"
+    changed "built $("$PG17_CONFIG" --version) into $ROOT"
 fi
 
 prepare_test_postgresql "$PG17_CONFIG"

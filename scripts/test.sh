@@ -4,12 +4,15 @@
 #      (rustfmt.toml) and clippy, warnings denied
 #   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
-#   3. the client tests in tests/, over a real socket to the running 15 main cluster
-#   4. 2 and 3 again on PostgreSQL 16 and 17 (scripts/postgresql16.sh, postgresql17.sh), each on
-#      a cluster of its own (port 5433, 5434)
+#   3. the client tests in tests/, over a real socket to the running 15 main cluster, with
+#      pg_chunk installed from its Debian packages in place of the source build, which is put
+#      back after (scripts/package_test.sh)
+#   4. 2 and 3 (from the source build) again on PostgreSQL 16 and 17 (scripts/postgresql16.sh,
+#      postgresql17.sh, which the first run builds), each on a cluster of its own (port 5433, 5434)
 #   5. stores made on 15 and 16 moved to 17: pg_upgrade from 16 (from 15 --check only, see
 #      tests/tests/major_versions.rs), and from 15 with pg_dump and pg_restore
 #      (tests/tests/major_versions.rs, ignored by a plain cargo test: it needs the older BINDIRs)
+#   6. an install with PG_CONFIG= into a PostgreSQL that has its own pgvector (scripts/install_test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -28,7 +31,7 @@ cargo clippy --workspace --all-targets --features pg_test -- -D warnings
 
 step "pure crates: cargo test -p pg_chunk_core -p pg_chunk_names -p pg_chunk_text_search -p pg_chunk_embed"
 tested cargo test -p pg_chunk_core -p pg_chunk_names -p pg_chunk_text_search
-tested env PG_CHUNK_MODEL_DIR="$(pg_chunk_models_dir)" PG_CHUNK_ONNXRUNTIME="$(pg_pkglibdir)/libonnxruntime.so.1.31.1" \
+tested env PG_CHUNK_MODEL_DIR="$(pg_chunk_models_dir)" PG_CHUNK_ONNXRUNTIME="$(pg_pkglibdir)/$ORT_LIBRARY" \
     cargo test -p pg_chunk_embed
 
 step "in-database tests: cargo pgrx test pg15"
@@ -40,15 +43,21 @@ chown postgres:postgres "$pgdata"
 move_library_aside
 tested cargo pgrx test pg15 --runas postgres --pgdata "$pgdata"
 
-step "client tests against the running cluster"
+step "client tests against the running cluster, on the packages (scripts/package_test.sh)"
 # cargo pgrx test installed its debug build into the same PostgreSQL: put the release build back.
 install_release
 start_cluster
 ensure_superuser_role
 # shellcheck disable=SC2086 # one database name per word
 configure_workers $TEST_WORKER_DATABASES
-restart_cluster
-tested cargo test -p pg_chunk_client_tests
+tested bash scripts/package_test.sh
+
+# The other PostgreSQL versions, set up on the first run (scripts/install.sh builds none), and
+# cargo-pgrx told of all three (its init rewrites the list).
+for version in $TEST_VERSIONS; do bash "scripts/postgresql$version.sh"; done
+versions=(--pg15="$PG_CONFIG")
+for version in $TEST_VERSIONS; do versions+=(--pg"$version"="$(test_pg_config "$version")"); done
+pgrx_init "${versions[@]}"
 
 for version in $TEST_VERSIONS; do
     pg_config=$(test_pg_config "$version")
@@ -69,6 +78,9 @@ done
 step "major versions: stores on 15 and 16 moved to 17 (pg_upgrade, pg_dump)"
 PGPORT=$(test_port 17) PG_CHUNK_UPGRADE_FROM="$("$PG_CONFIG" --bindir) $("$(test_pg_config 16)" --bindir)" \
     tested cargo test -p pg_chunk_client_tests --test major_versions -- --ignored
+
+# Its own step header; no client tests, so outside the totals.
+bash scripts/install_test.sh
 
 step "totals"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }

@@ -97,7 +97,7 @@ ensure_attribution() {
         rm -f "$tmp"
     else
         mv -f "$tmp" "$DEST_DIR/ATTRIBUTION.txt"
-        say "wrote $DEST_DIR/ATTRIBUTION.txt"
+        changed "wrote $DEST_DIR/ATTRIBUTION.txt"
     fi
 }
 
@@ -157,4 +157,4 @@ chmod 644 "$staging/model.onnx" "$staging/tokenizer.json"
 mv -f "$staging/model.onnx" "$DEST_DIR/model.onnx"
 mv -f "$staging/tokenizer.json" "$DEST_DIR/tokenizer.json"
 ensure_attribution
-say "installed $DEST_DIR/{model.onnx,tokenizer.json} with their pinned sha256"
+changed "installed $DEST_DIR/{model.onnx,tokenizer.json} with their pinned sha256"
