@@ -60,3 +60,11 @@ def sql_search(conn: psycopg.Connection[Any], query: str, k: int = 5, options: d
     """knowledge.search's own rows, to compare the clients' results with."""
     return conn.execute("SELECT * FROM knowledge.search(%s, %s, %s::jsonb)",
                         (query, k, json.dumps(options or {}))).fetchall()
+
+
+def assert_same_results(actual: list[tuple[Any, ...]], expected: list[tuple[Any, ...]]) -> None:
+    """Rows (chunk id, score, anything else) equal, scores within 1e-9 of each other: a search's
+    scores differ in their last bits from one backend to another (z-scores summed in another
+    order)."""
+    assert [(r[0], *r[2:]) for r in actual] == [(r[0], *r[2:]) for r in expected]
+    assert [r[1] for r in actual] == pytest.approx([r[1] for r in expected], rel=1e-9, abs=1e-12)

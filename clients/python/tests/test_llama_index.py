@@ -6,7 +6,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import sql_search
+from conftest import assert_same_results, sql_search
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.response_synthesizers.no_text import NoText
@@ -24,7 +24,7 @@ def ranked(nodes: list[NodeWithScore]) -> list[tuple[Any, ...]]:
 
 def test_nodes_are_the_search_s_chunks_with_their_offsets(conn: psycopg.Connection[Any], search_db: str) -> None:
     nodes = PgChunkRetriever(search_db, k=40).retrieve(QUESTION)
-    assert ranked(nodes) == [(r[0], r[4]) for r in sql_search(conn, QUESTION, 40)]
+    assert_same_results(ranked(nodes), [(r[0], r[4]) for r in sql_search(conn, QUESTION, 40)])
     for n in nodes:
         node = n.node
         content, = conn.execute("SELECT content FROM knowledge.documents WHERE id = %s",
@@ -42,11 +42,11 @@ def test_nodes_are_the_search_s_chunks_with_their_offsets(conn: psycopg.Connecti
 async def test_aretrieve_gives_what_retrieve_gives(conn: psycopg.Connection[Any], search_db: str) -> None:
     expected = [(r[0], r[4]) for r in sql_search(conn, QUESTION, 3, {"mode": "vector"})]
     retriever = PgChunkRetriever(search_db, k=3, mode="vector")
-    assert ranked(retriever.retrieve(QUESTION)) == expected
-    assert ranked(await retriever.aretrieve(QUESTION)) == expected
+    assert_same_results(ranked(retriever.retrieve(QUESTION)), expected)
+    assert_same_results(ranked(await retriever.aretrieve(QUESTION)), expected)
     async with await psycopg.AsyncConnection.connect(search_db) as aconn:
         retriever = PgChunkRetriever(conn, async_connection=aconn, k=3, mode="vector")
-        assert ranked(await retriever.aretrieve(QUESTION)) == expected
+        assert_same_results(ranked(await retriever.aretrieve(QUESTION)), expected)
 
 
 def test_a_query_engine_retrieves(conn: psycopg.Connection[Any], search_db: str) -> None:
@@ -55,7 +55,7 @@ def test_a_query_engine_retrieves(conn: psycopg.Connection[Any], search_db: str)
     engine = RetrieverQueryEngine(retriever, response_synthesizer=NoText(llm=MockLLM()))
     response = engine.query(QUESTION)
     expected = sql_search(conn, QUESTION, 2, {"metadata": {"collection": "sample"}})
-    assert [(int(n.node.node_id), n.score) for n in response.source_nodes] == [(r[0], r[4]) for r in expected]
+    assert_same_results(ranked(response.source_nodes), [(r[0], r[4]) for r in expected])
     assert "Volcanoes form where molten rock" in response.source_nodes[0].node.get_content()
 
 
