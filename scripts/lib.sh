@@ -62,8 +62,9 @@ TEST_VERSIONS="16 17"
 PG16_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-16/pgserver/pginstall/bin/pg_config
 PG17_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-17/bin/pg_config
 # The client tests' databases that need the queue's background workers (tests/tests/queue.rs,
-# worker_crash.rs, and docs_examples/ for the pages' async examples).
-TEST_WORKER_DATABASES="pg_chunk_test_queue pg_chunk_test_worker_crash pg_chunk_test_docs"
+# worker_crash.rs, and docs_examples/ for the pages' async examples; clients/test.sh's writer tests
+# and docs/clients.md's snippets).
+TEST_WORKER_DATABASES="pg_chunk_test_queue pg_chunk_test_worker_crash pg_chunk_test_docs pg_chunk_test_python pg_chunk_test_clients"
 test_pg_config() { local name="PG$1_CONFIG"; printf '%s' "${!name}"; }
 test_port() { printf '%s' $((5417 + $1)); }
 

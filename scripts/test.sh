@@ -4,7 +4,8 @@
 #      (rustfmt.toml) and clippy, warnings denied
 #   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
-#   3. the client tests in tests/, over a real socket to the running 15 main cluster
+#   3. the client tests in tests/, over a real socket to the running 15 main cluster; then the
+#      clients of docs/clients.md against it (clients/test.sh)
 #   4. 2 and 3 again on PostgreSQL 16 and 17 (scripts/postgresql16.sh, postgresql17.sh), each on
 #      a cluster of its own (port 5433, 5434)
 #   5. stores made on 15 and 16 moved to 17: pg_upgrade from 16 (from 15 --check only, see
@@ -49,6 +50,9 @@ ensure_superuser_role
 configure_workers $TEST_WORKER_DATABASES
 restart_cluster
 tested cargo test -p pg_chunk_client_tests
+
+step "clients: the Python package, examples/rag_langchain.py, docs/clients.md's snippets"
+bash clients/test.sh
 
 for version in $TEST_VERSIONS; do
     pg_config=$(test_pg_config "$version")
