@@ -126,6 +126,12 @@ def _check_drained(row: tuple[Any, ...] | None, timeout: float, warnings: list[s
         raise TimeoutError(f"knowledge.wait_for_queue: the queue was not empty after {timeout} s{said}")
 
 
+def _one(row: tuple[Any, ...] | None) -> tuple[int, bool]:
+    # WRITE_SQL is an aggregate: one row per document, its id and whether it was added.
+    assert row is not None
+    return row[0], row[1]
+
+
 def _written(batch: list[StoreDocument], rows: list[tuple[int, bool]]) -> list[Written]:
     return [Written(document_id, d.source_key, added) for d, (document_id, added) in zip(batch, rows)]
 
@@ -151,9 +157,9 @@ def write_documents(
             with conn.transaction(), conn.cursor() as cur:
                 cur.execute(LOCK_SQL, {"keys": keys})
                 cur.executemany(WRITE_SQL, [_row(d) for d in batch], returning=True)
-                rows = []
+                rows: list[tuple[int, bool]] = []
                 while True:
-                    rows.append(cur.fetchone())
+                    rows.append(_one(cur.fetchone()))
                     if not cur.nextset():
                         break
                 written.extend(_written(batch, rows))
@@ -188,9 +194,9 @@ async def awrite_documents(
             async with conn.transaction(), conn.cursor() as cur:
                 await cur.execute(LOCK_SQL, {"keys": keys})
                 await cur.executemany(WRITE_SQL, [_row(d) for d in batch], returning=True)
-                rows = []
+                rows: list[tuple[int, bool]] = []
                 while True:
-                    rows.append(await cur.fetchone())
+                    rows.append(_one(await cur.fetchone()))
                     if not cur.nextset():
                         break
                 written.extend(_written(batch, rows))
