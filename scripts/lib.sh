@@ -87,8 +87,9 @@ TEST_VERSIONS="16 17"
 PG16_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-16/pgserver/pginstall/bin/pg_config
 PG17_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-17/bin/pg_config
 # The client tests' databases that need the queue's background workers (tests/tests/queue.rs,
-# worker_crash.rs, and docs_examples/ for the pages' async examples).
-TEST_WORKER_DATABASES="pg_chunk_test_queue pg_chunk_test_worker_crash pg_chunk_test_docs"
+# worker_crash.rs, and docs_examples/ for the pages' async examples; clients/test.sh's writer tests
+# and docs/clients.md's snippets).
+TEST_WORKER_DATABASES="pg_chunk_test_queue pg_chunk_test_worker_crash pg_chunk_test_docs pg_chunk_test_python pg_chunk_test_clients"
 test_pg_config() { local name="PG$1_CONFIG"; printf '%s' "${!name}"; }
 test_port() { printf '%s' $((5417 + $1)); }
 
@@ -248,7 +249,20 @@ configure_workers() {
     else
         say "pg_chunk workers serve: $databases"
     fi
+    # Every worker takes a slot of max_worker_processes (docs/operations.md, "Background workers").
+    local slots needed
+    slots=$(psql -X -qAt -d postgres -c "SHOW max_worker_processes")
+    needed=$(worker_slots "$(tr ',' '\n' <<<"$databases" | grep -c .)" "$(psql -X -qAt -d postgres -c "SHOW pg_chunk.workers")")
+    if ((slots < needed)); then
+        psql -X -q -d postgres -c "ALTER SYSTEM SET max_worker_processes = $needed"
+        restart_cluster
+        changed "set max_worker_processes = $needed in 15 main (ALTER SYSTEM) and restarted it"
+    fi
 }
+
+# The max_worker_processes that $1 databases of $2 pg_chunk workers each need, with PostgreSQL's
+# default 8 left for its own background and parallel workers.
+worker_slots() { printf '%s' $(($1 * $2 + 8)); }
 
 # Starts the "15 main" cluster, creating it first if the machine has none.
 start_cluster() {
@@ -299,8 +313,10 @@ unix_socket_directories = '/var/run/postgresql'
 shared_preload_libraries = 'pg_chunk'
 CONF
     fi
-    sed -i '/^pg_chunk.worker_databases/d' "$data/postgresql.conf"
+    sed -i '/^pg_chunk.worker_databases/d; /^max_worker_processes/d' "$data/postgresql.conf"
     echo "pg_chunk.worker_databases = '${TEST_WORKER_DATABASES// /,}'" >>"$data/postgresql.conf"
+    # shellcheck disable=SC2086 # one database name per word
+    echo "max_worker_processes = $(worker_slots "$(wc -w <<<"$TEST_WORKER_DATABASES")" 1)" >>"$data/postgresql.conf"
     if runuser -u postgres -- "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
         runuser -u postgres -- "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
     fi

@@ -6,8 +6,9 @@
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster, with
 #      pg_chunk installed from its Debian packages in place of the source build, which is put
-#      back after (scripts/package_test.sh)
-#   4. 2 and 3 (from the source build) again on PostgreSQL 16 and 17 (scripts/postgresql16.sh,
+#      back after (scripts/package_test.sh); then the clients of docs/clients.md against the
+#      source build (clients/test.sh)
+#   4. 2 and the client tests again on PostgreSQL 16 and 17 (scripts/postgresql16.sh,
 #      postgresql17.sh, which the first run builds), each on a cluster of its own (port 5433, 5434)
 #   5. stores made on 15 and 16 moved to 17: pg_upgrade from 16 (from 15 --check only, see
 #      tests/tests/major_versions.rs), and from 15 with pg_dump and pg_restore
@@ -51,6 +52,9 @@ ensure_superuser_role
 # shellcheck disable=SC2086 # one database name per word
 configure_workers $TEST_WORKER_DATABASES
 tested bash scripts/package_test.sh
+
+step "clients: the Python package, examples/rag_langchain.py, docs/clients.md's snippets"
+bash clients/test.sh
 
 # The other PostgreSQL versions, set up on the first run (scripts/install.sh builds none), and
 # cargo-pgrx told of all three (its init rewrites the list).

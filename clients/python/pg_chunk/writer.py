@@ -1,0 +1,214 @@
+"""Writing documents into knowledge.documents by source key, in batches; the store's triggers
+chunk and embed them (or queue them, for an async config)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg.types.json import Jsonb
+
+from pg_chunk.connection import AsyncConnectionSource, ConnectionSource, async_connection_from, connection_from
+
+
+@dataclass(frozen=True)
+class StoreDocument:
+    """A document to write. ``source_key`` is its identity for the writer: a document written
+    again with the same key is updated, not added (None: always added). ``chunk_config`` None
+    chunks it with every active config, a name with that config only; ``language`` None keeps a
+    stored document's language (``'english'`` for a new one)."""
+
+    content: str
+    source_key: str | None = None
+    title: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    source: str | None = None
+    language: str | None = None
+    chunk_config: str | None = None
+
+
+@dataclass(frozen=True)
+class Written:
+    """What happened to one document: its id, and whether it was added (or updated)."""
+
+    document_id: int
+    source_key: str | None
+    added: bool
+
+
+# Documents mirrored by knowledge.attach also have source keys (their table's ids); the writer
+# leaves them alone (attachment_id IS NULL). knowledge.documents has no unique key for a
+# document without an attachment (UNIQUE (attachment_id, source_key) treats NULLs as distinct),
+# so the writer serialises writers of the same key with an advisory lock per key, taken in one
+# order, for the transaction (LOCK_SQL) before it updates or adds (WRITE_SQL). An update that
+# leaves content, language and chunk_config as they were rewrites no chunk (docs/store.md).
+LOCK_SQL = """
+SELECT pg_advisory_xact_lock(h.key)
+FROM (SELECT DISTINCT hashtextextended('pg_chunk source_key ' || k, 0) AS key
+      FROM unnest(%(keys)s::text[]) AS k) AS h
+ORDER BY h.key
+"""
+
+WRITE_SQL = """
+WITH updated AS (
+    UPDATE knowledge.documents AS d
+    SET title = %(title)s, content = %(content)s, metadata = %(metadata)s, source = %(source)s,
+        language = coalesce(%(language)s, d.language), chunk_config = %(chunk_config)s
+    WHERE %(source_key)s::text IS NOT NULL AND d.attachment_id IS NULL AND d.source_key = %(source_key)s
+    RETURNING d.id
+), added AS (
+    INSERT INTO knowledge.documents (source_key, title, content, metadata, source, language, chunk_config)
+    SELECT %(source_key)s, %(title)s, %(content)s, %(metadata)s, %(source)s, coalesce(%(language)s, 'english'),
+           %(chunk_config)s
+    WHERE NOT EXISTS (SELECT FROM updated)
+    RETURNING id
+)
+SELECT min(id), bool_or(added) FROM (SELECT id, false AS added FROM updated
+                                     UNION ALL SELECT id, true FROM added) AS written
+"""
+
+WAIT_SQL = "SELECT knowledge.wait_for_queue(%(timeout)s)"
+
+
+def _batches(documents: Iterable[StoreDocument], batch_size: int) -> Iterator[list[StoreDocument]]:
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    batch: list[StoreDocument] = []
+    for document in documents:
+        batch.append(document)
+        if len(batch) == batch_size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _keys(batch: list[StoreDocument]) -> list[str]:
+    keys = [d.source_key for d in batch if d.source_key is not None]
+    if len(set(keys)) < len(keys):
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        raise ValueError(f"source keys repeated in one batch: {', '.join(repeated)}")
+    return keys
+
+
+def _row(document: StoreDocument) -> dict[str, Any]:
+    return {
+        "source_key": document.source_key,
+        "title": document.title,
+        "content": document.content,
+        "metadata": Jsonb(dict(document.metadata)),
+        "source": document.source,
+        "language": document.language,
+        "chunk_config": document.chunk_config,
+    }
+
+
+def _check_wait(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any], wait: bool) -> None:
+    # The workers see the documents only once they are committed: waiting inside the caller's
+    # transaction would time out.
+    if wait and conn.info.transaction_status != TransactionStatus.IDLE:
+        raise ValueError("wait=True needs the documents committed, but the connection is inside a transaction")
+
+
+def _collect(warnings: list[str]) -> Callable[[psycopg.errors.Diagnostic], None]:
+    # knowledge.wait_for_queue warns when no worker serves the database: the likely reason for a
+    # timeout, which the TimeoutError repeats.
+    return lambda diagnostic: warnings.append(f"{diagnostic.message_primary} {diagnostic.message_hint or ''}".strip())
+
+
+def _check_drained(row: tuple[Any, ...] | None, timeout: float, warnings: list[str]) -> None:
+    if not (row and row[0]):
+        said = "".join(f"; the server said: {w}" for w in warnings)
+        raise TimeoutError(f"knowledge.wait_for_queue: the queue was not empty after {timeout} s{said}")
+
+
+def _one(row: tuple[Any, ...] | None) -> tuple[int, bool]:
+    # WRITE_SQL is an aggregate: one row per document, its id and whether it was added.
+    assert row is not None
+    return row[0], row[1]
+
+
+def _written(batch: list[StoreDocument], rows: list[tuple[int, bool]]) -> list[Written]:
+    return [Written(document_id, d.source_key, added) for d, (document_id, added) in zip(batch, rows)]
+
+
+def write_documents(
+    source: ConnectionSource,
+    documents: Iterable[StoreDocument],
+    *,
+    batch_size: int = 100,
+    wait: bool = False,
+    timeout: float = 60.0,
+) -> list[Written]:
+    """Adds or updates ``documents`` by source key, ``batch_size`` to a transaction (on a
+    connection already inside one, each batch is a savepoint of it). A sync config has chunked
+    and embedded each batch when its transaction ends. With ``wait``, returns once
+    knowledge.wait_for_queue says the queue is empty (an async config's documents chunked), or
+    raises TimeoutError after ``timeout`` seconds."""
+    written: list[Written] = []
+    with connection_from(source) as conn:
+        _check_wait(conn, wait)
+        for batch in _batches(documents, batch_size):
+            keys = _keys(batch)
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute(LOCK_SQL, {"keys": keys})
+                cur.executemany(WRITE_SQL, [_row(d) for d in batch], returning=True)
+                rows: list[tuple[int, bool]] = []
+                while True:
+                    rows.append(_one(cur.fetchone()))
+                    if not cur.nextset():
+                        break
+                written.extend(_written(batch, rows))
+        if wait:
+            warnings: list[str] = []
+            handler = _collect(warnings)
+            conn.add_notice_handler(handler)
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    cur.execute(WAIT_SQL, {"timeout": timedelta(seconds=timeout)})
+                    row = cur.fetchone()
+            finally:
+                conn.remove_notice_handler(handler)
+            _check_drained(row, timeout, warnings)
+    return written
+
+
+async def awrite_documents(
+    source: AsyncConnectionSource,
+    documents: Iterable[StoreDocument],
+    *,
+    batch_size: int = 100,
+    wait: bool = False,
+    timeout: float = 60.0,
+) -> list[Written]:
+    """write_documents, on an asyncio connection."""
+    written: list[Written] = []
+    async with async_connection_from(source) as conn:
+        _check_wait(conn, wait)
+        for batch in _batches(documents, batch_size):
+            keys = _keys(batch)
+            async with conn.transaction(), conn.cursor() as cur:
+                await cur.execute(LOCK_SQL, {"keys": keys})
+                await cur.executemany(WRITE_SQL, [_row(d) for d in batch], returning=True)
+                rows: list[tuple[int, bool]] = []
+                while True:
+                    rows.append(_one(await cur.fetchone()))
+                    if not cur.nextset():
+                        break
+                written.extend(_written(batch, rows))
+        if wait:
+            warnings: list[str] = []
+            handler = _collect(warnings)
+            conn.add_notice_handler(handler)
+            try:
+                async with conn.transaction(), conn.cursor() as cur:
+                    await cur.execute(WAIT_SQL, {"timeout": timedelta(seconds=timeout)})
+                    row = await cur.fetchone()
+            finally:
+                conn.remove_notice_handler(handler)
+            _check_drained(row, timeout, warnings)
+    return written
