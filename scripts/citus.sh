@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A local Citus cluster for pg_chunk's distributed store (docs/scaling.md): builds Citus into a
 # PostgreSQL from its source tarball, then creates and starts a coordinator and two workers, each
-# preloading citus and pg_chunk, and registers the workers. Idempotent: what is there is kept.
+# preloading citus and pg_chunk, and registers the workers. Idempotent: what is there is kept
+# (running servers are restarted, to load the libraries installed now).
 #
 #   scripts/citus.sh            build and start (the test matrix's PostgreSQL 17 by default)
 #   scripts/citus.sh stop       stop the three servers
@@ -103,9 +104,11 @@ pg_chunk.worker_databases = '$CITUS_DATABASE'
 max_connections = 200
 CONF
     fi
-    if ! runuser -u postgres -- "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
-        runuser -u postgres -- "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 start >/dev/null
+    # Restarted when running, so that it loads the libraries installed now.
+    if runuser -u postgres -- "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+        runuser -u postgres -- "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
     fi
+    runuser -u postgres -- "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 start >/dev/null
     PGPORT=$port ensure_superuser_role
     if ! node_psql "$port" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$CITUS_DATABASE'" | grep -q 1; then
         node_psql "$port" -d postgres -c "CREATE DATABASE $CITUS_DATABASE"

@@ -70,6 +70,13 @@ step "major versions: stores on 15 and 16 moved to 17 (pg_upgrade, pg_dump)"
 PGPORT=$(test_port 17) PG_CHUNK_UPGRADE_FROM="$("$PG_CONFIG" --bindir) $("$(test_pg_config 16)" --bindir)" \
     tested cargo test -p pg_chunk_client_tests --test major_versions -- --ignored
 
+step "Citus: a store over a coordinator and two workers (scripts/citus.sh, tests/tests/citus.rs)"
+citus=0
+PG_CONFIG=$(test_pg_config 17) scripts/citus.sh || citus=$?
+if ((citus == 3)); then say "!!! SKIPPED: no Citus source or installation; tests/tests/citus.rs did not run"
+elif ((citus)); then exit "$citus"
+else CITUS_COORDINATOR_PORT=5441 tested cargo test -p pg_chunk_client_tests --test citus -- --ignored; fi
+
 step "totals"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "%d passed, %d failed\n", p, f }' "$log"
