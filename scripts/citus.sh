@@ -12,7 +12,7 @@
 #   CITUS_TARBALL   the Citus source (default: ../shared/vendor/citus-13.2.2.tar.gz beside the
 #                   repository); not needed when Citus is installed in PG_CONFIG's tree already
 #   CITUS_PORTS     coordinator and worker ports (default "5441 5442 5443")
-#   CITUS_DATA      prefix of the three data directories (default /var/tmp/citus-<port>)
+#   CITUS_DATA      prefix of the three data directories (default <the build directory>/citus-<port>)
 #   CITUS_BUILD_DIR where the source is unpacked and built
 #   CITUS_DATABASE  the database made on each node with citus and pg_chunk (default pg_chunk_citus)
 #
@@ -47,7 +47,7 @@ if ! declare -F ensure_debian_packages >/dev/null; then
     }
 fi
 
-data_dir() { printf '%s' "${CITUS_DATA:-/var/tmp/citus}-$1"; }
+data_dir() { printf '%s' "${CITUS_DATA:-${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/citus}-$1"; }
 node_psql() { psql -X -q -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$1" "${@:2}"; }
 
 # Builds Citus into $PG_CONFIG's tree unless its citus.control is there already.
