@@ -13,7 +13,9 @@
 #   5. stores made on 15 and 16 moved to 17: pg_upgrade from 16 (from 15 --check only, see
 #      tests/tests/major_versions.rs), and from 15 with pg_dump and pg_restore
 #      (tests/tests/major_versions.rs, ignored by a plain cargo test: it needs the older BINDIRs)
-#   6. an install with PG_CONFIG= into a PostgreSQL that has its own pgvector (scripts/install_test.sh)
+#   6. a store over a Citus coordinator and two workers on PostgreSQL 17 (scripts/citus.sh,
+#      tests/tests/citus.rs), skipped with a loud message where no Citus source is found
+#   7. an install with PG_CONFIG= into a PostgreSQL that has its own pgvector (scripts/install_test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -82,6 +84,14 @@ done
 step "major versions: stores on 15 and 16 moved to 17 (pg_upgrade, pg_dump)"
 PGPORT=$(test_port 17) PG_CHUNK_UPGRADE_FROM="$("$PG_CONFIG" --bindir) $("$(test_pg_config 16)" --bindir)" \
     tested cargo test -p pg_chunk_client_tests --test major_versions -- --ignored
+
+step "Citus: a store over a coordinator and two workers (scripts/citus.sh, tests/tests/citus.rs)"
+citus=0
+PG_CONFIG=$(test_pg_config 17) bash scripts/citus.sh fresh || citus=$?
+if ((citus == 3)); then say "!!! SKIPPED: no Citus source or installation; tests/tests/citus.rs did not run"
+elif ((citus)); then exit "$citus"
+else CITUS_COORDINATOR_PORT=5441 tested cargo test -p pg_chunk_client_tests --test citus -- --ignored; fi
+PG_CONFIG=$(test_pg_config 17) bash scripts/citus.sh stop
 
 # Its own step header; no client tests, so outside the totals.
 bash scripts/install_test.sh

@@ -52,6 +52,12 @@ COMMENT ON FUNCTION knowledge.detach(regclass, boolean) IS
 COMMENT ON FUNCTION knowledge.search(text, int, jsonb) IS
 'The k chunks that best answer a query: the config''s HNSW index by cosine similarity and BM25 over its text index, fused by score (options: mode, config, min_score, document_ids, metadata, language, k1, b, fusion, neighbours; docs/store.md). Runs with the caller''s rights, so row-level security applies.';
 
+COMMENT ON FUNCTION knowledge.attach_distributed(regclass, name, name, text, regconfig) IS
+'Citus: attaches each shard of a hash-distributed table with knowledge.attach on the worker that holds it, so that worker chunks and embeds the rows written to it; run on the coordinator. Returns the rows mirrored now (docs/scaling.md).';
+
+COMMENT ON FUNCTION knowledge.distributed_search(text, int, jsonb) IS
+'Citus: knowledge.search over every worker''s store, run on the coordinator, with the same arguments, options and results; BM25''s statistics are summed over the workers (docs/scaling.md).';
+
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
 

@@ -61,6 +61,19 @@ FOR EACH ROW WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash
                    OR OLD.chunk_config IS DISTINCT FROM NEW.chunk_config)
 EXECUTE FUNCTION knowledge_internal.documents_sync();
 
+-- A search candidate as one store gives it, for knowledge.distributed_search (sql/citus.sql).
+CREATE TYPE knowledge_internal.search_candidate AS (
+    id bigint,
+    document_id bigint,
+    chunk_index int,
+    content text,
+    vector_rank bigint,
+    text_rank bigint,
+    text_score float8,
+    similarity float8,
+    bm25 float8
+);
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
@@ -897,59 +910,14 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
-RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
-               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
-LANGUAGE plpgsql STABLE
-SET hnsw.ef_search = 100
--- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
-SET hnsw.iterative_scan = 'strict_order'
-AS $$
+CREATE OR REPLACE FUNCTION knowledge_internal.search_candidates_sql(settings knowledge_internal.search_settings) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
     config knowledge.chunk_configs := settings.config;
-    q knowledge_internal.search_query;
-    dim int;
-    statement text;
+    dim int := coalesce((SELECT m.dimension FROM knowledge.models AS m WHERE m.name = config.model), 256);
 BEGIN
-    IF k IS NULL OR k < 1 OR k > 1000 THEN
-        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF query IS NULL OR btrim(query) = '' THEN
-        RETURN;
-    END IF;
-    -- A query is a question, not a document.
-    IF length(query) > 10000 THEN
-        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
-            USING ERRCODE = 'program_limit_exceeded';
-    END IF;
-    q.k := k;
-    q.candidates := 4 * k;
-    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
-    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
-
-    SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
-    LEFT JOIN knowledge.models AS m ON m.name = config.model;
-    IF settings.mode <> 'text' THEN
-        q.vector := knowledge.embed(query, config.model, 'query');
-        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
-        -- are no direction: no vector candidates, and no similarity.
-        IF vector_norm(q.vector) = 0 THEN
-            q.vector := NULL;
-        END IF;
-    END IF;
-    IF settings.mode <> 'vector' THEN
-        SELECT * INTO q.lexemes, q.df, q.text_candidates, q.chunks, q.average_length
-        FROM knowledge_internal.text_query(config.name, query, settings.language);
-    END IF;
-
-    -- $1 is the settings (knowledge_internal.search_settings), $2 the query
-    -- (knowledge_internal.search_query). EXECUTE's parameters are constants to the planner, and
-    -- so is a field of one, ($1).mode say: each leg is planned for these values. The config,
-    -- model and dimension are spliced as literals too, so the planner matches the config's
-    -- partial HNSW and GIN indexes.
-    statement := format($q$
-        WITH vector_hits AS (
+    RETURN format($q$
+        vector_hits AS (
             SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> ($2).vector) AS rank
             FROM (SELECT c.id, %1$s AS embedding_cast
                   FROM knowledge.chunks AS c %4$s
@@ -979,9 +947,21 @@ BEGIN
                    CASE WHEN ($1).fusion = 'scores'
                         THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1,
                                                                       ($1).b, ($2).average_length), 0) END AS bm25,
-                   c.document_id, c.chunk_index, c.content
+                   c.document_id, c.chunk_index, c.content, f.bm25 AS text_score
             FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
-        ), standardised AS (
+        )
+        $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
+        -- The chunks' documents are joined only to filter: by metadata, or by their row-level
+        -- security (a chunk's document always exists: the foreign key).
+        CASE WHEN settings.metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
+             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.search_ranking_sql() RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN $q$
+        standardised AS (
             -- z-scores over the candidates; 0 where a leg's scores are all equal (or it has none).
             SELECT m.*,
                    (m.similarity - avg(m.similarity) OVER ()) / nullif(stddev_pop(m.similarity) OVER (), 0) AS z_similarity,
@@ -1011,11 +991,63 @@ BEGIN
               UNION ALL
               SELECT s.*, true FROM neighboured AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT ($2).k
-        $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
-        -- The chunks' documents are joined only to filter: by metadata, or by their row-level
-        -- security (a chunk's document always exists: the foreign key).
-        CASE WHEN settings.metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
-             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END);
+$q$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.search_query_of(query text, k int, settings knowledge_internal.search_settings)
+RETURNS knowledge_internal.search_query
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    config knowledge.chunk_configs := settings.config;
+    q knowledge_internal.search_query;
+BEGIN
+    IF k IS NULL OR k < 1 OR k > 1000 THEN
+        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF query IS NULL OR btrim(query) = '' THEN
+        RETURN NULL;
+    END IF;
+    -- A query is a question, not a document.
+    IF length(query) > 10000 THEN
+        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    q.k := k;
+    q.candidates := 4 * k;
+    IF settings.mode <> 'text' THEN
+        q.vector := knowledge.embed(query, config.model, 'query');
+        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
+        -- are no direction: no vector candidates, and no similarity.
+        IF vector_norm(q.vector) = 0 THEN
+            q.vector := NULL;
+        END IF;
+    END IF;
+    IF settings.mode <> 'vector' THEN
+        SELECT * INTO q.lexemes, q.df, q.text_candidates, q.chunks, q.average_length
+        FROM knowledge_internal.text_query(config.name, query, settings.language);
+    END IF;
+    RETURN q;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+-- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+DECLARE
+    settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
+    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings);
+    statement text;
+BEGIN
+    IF q IS NULL THEN
+        RETURN;
+    END IF;
+    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
+    statement := 'WITH ' || knowledge_internal.search_candidates_sql(settings) || ', ' || knowledge_internal.search_ranking_sql();
     -- pgvector's HNSW scan (0.8.6 included) can fail with XX000 "cannot load deleted element"
     -- when a VACUUM of the chunks marks elements deleted while an iterative scan resumes from
     -- candidates it read before. The statement has returned no row by then (its last step sorts
@@ -1232,6 +1264,145 @@ $$;
 
 REVOKE EXECUTE ON FUNCTION knowledge.chunk_replicated_documents(boolean) FROM PUBLIC;
 
+-- ==== sql/citus.sql: its functions, as CREATE OR REPLACE, and their privileges
+
+CREATE OR REPLACE FUNCTION knowledge_internal.search_candidates(settings knowledge_internal.search_settings,
+                                                     q knowledge_internal.search_query)
+RETURNS SETOF knowledge_internal.search_candidate
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+BEGIN
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
+    RETURN QUERY EXECUTE 'WITH ' || knowledge_internal.search_candidates_sql(settings)
+        || ' SELECT id, document_id, chunk_index, content, vector_rank, text_rank, text_score, similarity, bm25 FROM measured'
+        USING settings, q;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.on_workers(command text) RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    r record;
+BEGIN
+    IF to_regproc('pg_catalog.run_command_on_workers') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
+    END IF;
+    FOR r IN SELECT * FROM pg_catalog.run_command_on_workers(command) LOOP
+        IF NOT r.success THEN
+            RAISE EXCEPTION 'on the Citus worker %:%: %', r.nodename, r.nodeport, r.result;
+        END IF;
+        RETURN NEXT nullif(r.result, '');
+    END LOOP;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.citus_id_range() RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    range_start bigint := (SELECT g.groupid FROM pg_catalog.pg_dist_local_group AS g)::bigint << 48;
+    sequence regclass;
+BEGIN
+    FOREACH sequence IN ARRAY ARRAY['knowledge.documents_id_seq', 'knowledge.chunks_id_seq']::regclass[] LOOP
+        IF nextval(sequence) < range_start THEN
+            PERFORM setval(sequence, range_start);
+        END IF;
+    END LOOP;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.attach_distributed(source regclass, id_column name, text_column name,
+                                             config text DEFAULT 'default', language regconfig DEFAULT 'english')
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    mirrored bigint := 0;
+    r record;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition AS p WHERE p.logicalrelid = source AND p.partmethod = 'h') THEN
+        RAISE EXCEPTION '% is not a hash-distributed Citus table', source USING ERRCODE = 'wrong_object_type',
+            HINT = 'create_distributed_table it first, or knowledge.attach a local table.';
+    END IF;
+    PERFORM knowledge_internal.named_chunk_config(config);
+    PERFORM knowledge_internal.on_workers('SELECT knowledge_internal.citus_id_range()');
+    -- run_command_on_shards puts each shard's name where the command says %s.
+    FOR r IN SELECT * FROM pg_catalog.run_command_on_shards(source,
+                 format('SELECT knowledge.attach(''%%s'', %L, %L, %L, %L)', id_column, text_column, config, language)) LOOP
+        IF NOT r.success THEN
+            RAISE EXCEPTION 'attaching shard % of %: %', r.shardid, source, r.result;
+        END IF;
+        mirrored := mirrored + r.result::bigint;
+    END LOOP;
+    RETURN mirrored;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION knowledge.distributed_search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
+    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings);
+    parts knowledge_internal.search_query[];
+    found knowledge_internal.search_candidate[];
+BEGIN
+    IF q IS NULL THEN
+        RETURN;
+    END IF;
+    IF settings.mode <> 'vector' THEN
+        SELECT array_agg(part::knowledge_internal.search_query) INTO parts
+        FROM knowledge_internal.on_workers(format(
+            'SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query FROM knowledge_internal.text_query(%L, %L, %L) AS t',
+            (settings.config).name, query, settings.language)) AS part;
+        -- As knowledge_internal.text_query orders and picks the lexemes, with the summed counts.
+        WITH terms AS (
+            SELECT l.lexeme, sum(l.df) AS df
+            FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)
+            GROUP BY l.lexeme
+        ), ordered AS (
+            SELECT t.lexeme, t.df, sum(t.df) OVER (ORDER BY t.df, t.lexeme) - t.df AS before FROM terms AS t
+        )
+        SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
+               string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
+                   FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
+        INTO q.lexemes, q.df, q.text_candidates
+        FROM ordered AS o;
+        SELECT sum(p.chunks), sum(p.chunks * p.average_length) / nullif(sum(p.chunks), 0)
+        INTO q.chunks, q.average_length
+        FROM unnest(parts) AS p;
+    END IF;
+    SELECT array_agg(c) INTO found
+    FROM knowledge_internal.on_workers(format(
+             'SELECT array_agg(c)::text FROM knowledge_internal.search_candidates(%L, %L) AS c', settings, q)) AS part,
+         unnest(part::knowledge_internal.search_candidate[]) AS c;
+    -- $3: the candidates of every worker, each ranked again among all of them.
+    RETURN QUERY EXECUTE format($q$
+        WITH gathered AS (
+            SELECT * FROM unnest($3)
+        ), vector_ranked AS (
+            SELECT g.id, row_number() OVER (ORDER BY g.similarity DESC NULLS LAST, g.id) AS rank
+            FROM gathered AS g WHERE g.vector_rank IS NOT NULL
+        ), text_ranked AS (
+            SELECT g.id, row_number() OVER (ORDER BY g.text_score DESC, g.id) AS rank
+            FROM gathered AS g WHERE g.text_rank IS NOT NULL
+        ), measured AS (
+            SELECT g.id, v.rank AS vector_rank, t.rank AS text_rank,
+                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf,
+                   g.similarity, g.bm25, g.document_id, g.chunk_index, g.content
+            FROM gathered AS g
+            LEFT JOIN vector_ranked AS v ON v.id = g.id AND v.rank <= ($2).candidates
+            LEFT JOIN text_ranked AS t ON t.id = g.id AND t.rank <= ($2).candidates
+            WHERE v.rank IS NOT NULL OR t.rank IS NOT NULL
+        ), %s $q$, knowledge_internal.search_ranking_sql())
+        USING settings, q, coalesce(found, '{}');
+END
+$$;
+
 -- ==== sql/search_path.sql
 
 -- Every SQL function of pg_chunk runs with a fixed search_path (pg_catalog, then pgvector's
@@ -1306,6 +1477,12 @@ COMMENT ON FUNCTION knowledge.detach(regclass, boolean) IS
 
 COMMENT ON FUNCTION knowledge.search(text, int, jsonb) IS
 'The k chunks that best answer a query: the config''s HNSW index by cosine similarity and BM25 over its text index, fused by score (options: mode, config, min_score, document_ids, metadata, language, k1, b, fusion, neighbours; docs/store.md). Runs with the caller''s rights, so row-level security applies.';
+
+COMMENT ON FUNCTION knowledge.attach_distributed(regclass, name, name, text, regconfig) IS
+'Citus: attaches each shard of a hash-distributed table with knowledge.attach on the worker that holds it, so that worker chunks and embeds the rows written to it; run on the coordinator. Returns the rows mirrored now (docs/scaling.md).';
+
+COMMENT ON FUNCTION knowledge.distributed_search(text, int, jsonb) IS
+'Citus: knowledge.search over every worker''s store, run on the coordinator, with the same arguments, options and results; BM25''s statistics are summed over the workers (docs/scaling.md).';
 
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';

@@ -147,59 +147,22 @@ CREATE TYPE knowledge_internal.search_query AS (
     average_length float8
 );
 
-CREATE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
-RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
-               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
-LANGUAGE plpgsql STABLE
-SET hnsw.ef_search = 100
--- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
-SET hnsw.iterative_scan = 'strict_order'
-AS $$
+-- A search's candidates, as one store's chunks give them (the CTEs up to "measured"), and how
+-- knowledge.search ranks them (from "measured" on): two parts, so that
+-- knowledge.distributed_search ranks the candidates it gathers from Citus workers as
+-- knowledge.search ranks one store's. $1 is the settings (knowledge_internal.search_settings), $2
+-- the query (knowledge_internal.search_query). EXECUTE's parameters are constants to the planner,
+-- and so is a field of one, ($1).mode say: each leg is planned for these values. The config,
+-- model and dimension are spliced as literals too, so the planner matches the config's partial
+-- HNSW and GIN indexes.
+CREATE FUNCTION knowledge_internal.search_candidates_sql(settings knowledge_internal.search_settings) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
     config knowledge.chunk_configs := settings.config;
-    q knowledge_internal.search_query;
-    dim int;
-    statement text;
+    dim int := coalesce((SELECT m.dimension FROM knowledge.models AS m WHERE m.name = config.model), 256);
 BEGIN
-    IF k IS NULL OR k < 1 OR k > 1000 THEN
-        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF query IS NULL OR btrim(query) = '' THEN
-        RETURN;
-    END IF;
-    -- A query is a question, not a document.
-    IF length(query) > 10000 THEN
-        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
-            USING ERRCODE = 'program_limit_exceeded';
-    END IF;
-    q.k := k;
-    q.candidates := 4 * k;
-    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
-    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
-
-    SELECT coalesce(m.dimension, 256) INTO dim FROM (SELECT) AS one
-    LEFT JOIN knowledge.models AS m ON m.name = config.model;
-    IF settings.mode <> 'text' THEN
-        q.vector := knowledge.embed(query, config.model, 'query');
-        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
-        -- are no direction: no vector candidates, and no similarity.
-        IF vector_norm(q.vector) = 0 THEN
-            q.vector := NULL;
-        END IF;
-    END IF;
-    IF settings.mode <> 'vector' THEN
-        SELECT * INTO q.lexemes, q.df, q.text_candidates, q.chunks, q.average_length
-        FROM knowledge_internal.text_query(config.name, query, settings.language);
-    END IF;
-
-    -- $1 is the settings (knowledge_internal.search_settings), $2 the query
-    -- (knowledge_internal.search_query). EXECUTE's parameters are constants to the planner, and
-    -- so is a field of one, ($1).mode say: each leg is planned for these values. The config,
-    -- model and dimension are spliced as literals too, so the planner matches the config's
-    -- partial HNSW and GIN indexes.
-    statement := format($q$
-        WITH vector_hits AS (
+    RETURN format($q$
+        vector_hits AS (
             SELECT c.id, row_number() OVER (ORDER BY c.embedding_cast <=> ($2).vector) AS rank
             FROM (SELECT c.id, %1$s AS embedding_cast
                   FROM knowledge.chunks AS c %4$s
@@ -229,9 +192,21 @@ BEGIN
                    CASE WHEN ($1).fusion = 'scores'
                         THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1,
                                                                       ($1).b, ($2).average_length), 0) END AS bm25,
-                   c.document_id, c.chunk_index, c.content
+                   c.document_id, c.chunk_index, c.content, f.bm25 AS text_score
             FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
-        ), standardised AS (
+        )
+        $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
+        -- The chunks' documents are joined only to filter: by metadata, or by their row-level
+        -- security (a chunk's document always exists: the foreign key).
+        CASE WHEN settings.metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
+             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END);
+END
+$$;
+
+CREATE FUNCTION knowledge_internal.search_ranking_sql() RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN $q$
+        standardised AS (
             -- z-scores over the candidates; 0 where a leg's scores are all equal (or it has none).
             SELECT m.*,
                    (m.similarity - avg(m.similarity) OVER ()) / nullif(stddev_pop(m.similarity) OVER (), 0) AS z_similarity,
@@ -261,11 +236,65 @@ BEGIN
               UNION ALL
               SELECT s.*, true FROM neighboured AS s WHERE NOT EXISTS (SELECT FROM passing)) AS results
         ORDER BY score DESC, id LIMIT ($2).k
-        $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
-        -- The chunks' documents are joined only to filter: by metadata, or by their row-level
-        -- security (a chunk's document always exists: the foreign key).
-        CASE WHEN settings.metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
-             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END);
+$q$;
+
+-- knowledge.search's checks of k and the query, and the query as its statement reads it besides
+-- the options: NULL for an empty query (no results).
+CREATE FUNCTION knowledge_internal.search_query_of(query text, k int, settings knowledge_internal.search_settings)
+RETURNS knowledge_internal.search_query
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    config knowledge.chunk_configs := settings.config;
+    q knowledge_internal.search_query;
+BEGIN
+    IF k IS NULL OR k < 1 OR k > 1000 THEN
+        RAISE EXCEPTION 'k must be between 1 and 1000, not %', k USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF query IS NULL OR btrim(query) = '' THEN
+        RETURN NULL;
+    END IF;
+    -- A query is a question, not a document.
+    IF length(query) > 10000 THEN
+        RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    q.k := k;
+    q.candidates := 4 * k;
+    IF settings.mode <> 'text' THEN
+        q.vector := knowledge.embed(query, config.model, 'query');
+        -- A query with nothing the model knows (only punctuation, say) embeds to zeros, which
+        -- are no direction: no vector candidates, and no similarity.
+        IF vector_norm(q.vector) = 0 THEN
+            q.vector := NULL;
+        END IF;
+    END IF;
+    IF settings.mode <> 'vector' THEN
+        SELECT * INTO q.lexemes, q.df, q.text_candidates, q.chunks, q.average_length
+        FROM knowledge_internal.text_query(config.name, query, settings.language);
+    END IF;
+    RETURN q;
+END
+$$;
+
+CREATE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+-- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+DECLARE
+    settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
+    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings);
+    statement text;
+BEGIN
+    IF q IS NULL THEN
+        RETURN;
+    END IF;
+    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
+    statement := 'WITH ' || knowledge_internal.search_candidates_sql(settings) || ', ' || knowledge_internal.search_ranking_sql();
     -- pgvector's HNSW scan (0.8.6 included) can fail with XX000 "cannot load deleted element"
     -- when a VACUUM of the chunks marks elements deleted while an iterative scan resumes from
     -- candidates it read before. The statement has returned no row by then (its last step sorts

@@ -77,11 +77,13 @@ extension_sql_file!("../sql/search.sql", name = "search", requires = ["text_sear
 extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
 // Logical replication: the triggers a subscriber of documents alone sets to fire.
 extension_sql_file!("../sql/replication.sql", name = "replication", requires = ["text_search", "queue"]);
+// A store spread over Citus workers, searched through the coordinator.
+extension_sql_file!("../sql/citus.sql", name = "citus", requires = ["attach", "search"]);
 // Pins the search_path of every SQL function above.
 extension_sql_file!(
     "../sql/search_path.sql",
     name = "search_path",
-    requires = ["store", "attach", "text_search", "search", "queue", "replication"]
+    requires = ["store", "attach", "text_search", "search", "queue", "replication", "citus"]
 );
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);

@@ -52,3 +52,16 @@ FOR EACH ROW WHEN (OLD.content_hash IS DISTINCT FROM NEW.content_hash
                    OR OLD.language IS DISTINCT FROM NEW.language
                    OR OLD.chunk_config IS DISTINCT FROM NEW.chunk_config)
 EXECUTE FUNCTION knowledge_internal.documents_sync();
+
+-- A search candidate as one store gives it, for knowledge.distributed_search (sql/citus.sql).
+CREATE TYPE knowledge_internal.search_candidate AS (
+    id bigint,
+    document_id bigint,
+    chunk_index int,
+    content text,
+    vector_rank bigint,
+    text_rank bigint,
+    text_score float8,
+    similarity float8,
+    bm25 float8
+);

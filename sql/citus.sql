@@ -1,0 +1,176 @@
+-- A store spread over Citus workers (docs/scaling.md). Citus cannot distribute the extension's
+-- own tables (they have triggers, foreign keys to one another and extension-owned sequences), so
+-- each worker keeps a whole pg_chunk store of its own, and the distributed table is a user's:
+-- knowledge.attach_distributed attaches each of its shards, on the worker that holds it, to that
+-- worker's store, so a row written through the coordinator is chunked and embedded where its
+-- shard is. knowledge.distributed_search, on the coordinator, searches every worker's store as
+-- knowledge.search searches one. Citus's functions and catalogs are read only when these
+-- functions run, so the extension installs without Citus.
+
+-- A candidate of a search as one store gives it (knowledge_internal.search_candidates).
+CREATE TYPE knowledge_internal.search_candidate AS (
+    id bigint,
+    document_id bigint,
+    chunk_index int,
+    content text,
+    vector_rank bigint,
+    text_rank bigint,
+    -- The BM25 score that ranked it in the text leg (NULL outside it).
+    text_score float8,
+    similarity float8,
+    -- Its BM25 score for score fusion (NULL with fusion "rrf").
+    bm25 float8
+);
+
+-- This store's candidates of a search: what knowledge.search ranks, before ranking it.
+CREATE FUNCTION knowledge_internal.search_candidates(settings knowledge_internal.search_settings,
+                                                     q knowledge_internal.search_query)
+RETURNS SETOF knowledge_internal.search_candidate
+LANGUAGE plpgsql STABLE
+SET hnsw.ef_search = 100
+SET hnsw.iterative_scan = 'strict_order'
+AS $$
+BEGIN
+    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
+    RETURN QUERY EXECUTE 'WITH ' || knowledge_internal.search_candidates_sql(settings)
+        || ' SELECT id, document_id, chunk_index, content, vector_rank, text_rank, text_score, similarity, bm25 FROM measured'
+        USING settings, q;
+END
+$$;
+
+-- The result column of Citus's run_command_on_workers(command) for each worker; an error on
+-- any worker is raised here, naming it.
+CREATE FUNCTION knowledge_internal.on_workers(command text) RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    r record;
+BEGIN
+    IF to_regproc('pg_catalog.run_command_on_workers') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
+    END IF;
+    FOR r IN SELECT * FROM pg_catalog.run_command_on_workers(command) LOOP
+        IF NOT r.success THEN
+            RAISE EXCEPTION 'on the Citus worker %:%: %', r.nodename, r.nodeport, r.result;
+        END IF;
+        RETURN NEXT nullif(r.result, '');
+    END LOOP;
+END
+$$;
+
+-- Gives this node's documents and chunks ids of their own: from its Citus group id times 2^48
+-- (as Citus numbers a distributed table's bigserial), so that ids from different workers
+-- never meet in knowledge.distributed_search's results.
+CREATE FUNCTION knowledge_internal.citus_id_range() RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    range_start bigint := (SELECT g.groupid FROM pg_catalog.pg_dist_local_group AS g)::bigint << 48;
+    sequence regclass;
+BEGIN
+    FOREACH sequence IN ARRAY ARRAY['knowledge.documents_id_seq', 'knowledge.chunks_id_seq']::regclass[] LOOP
+        IF nextval(sequence) < range_start THEN
+            PERFORM setval(sequence, range_start);
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- Attaches each shard of source, a hash-distributed Citus table, with knowledge.attach on the
+-- worker that holds it (so that worker chunks and embeds the shard's rows), after giving each
+-- worker's store its own id range. Run on the coordinator. Not atomic: Citus runs the command
+-- on each shard in a transaction of its own. Returns the number of documents mirrored.
+CREATE FUNCTION knowledge.attach_distributed(source regclass, id_column name, text_column name,
+                                             config text DEFAULT 'default', language regconfig DEFAULT 'english')
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    mirrored bigint := 0;
+    r record;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition AS p WHERE p.logicalrelid = source AND p.partmethod = 'h') THEN
+        RAISE EXCEPTION '% is not a hash-distributed Citus table', source USING ERRCODE = 'wrong_object_type',
+            HINT = 'create_distributed_table it first, or knowledge.attach a local table.';
+    END IF;
+    PERFORM knowledge_internal.named_chunk_config(config);
+    PERFORM knowledge_internal.on_workers('SELECT knowledge_internal.citus_id_range()');
+    -- run_command_on_shards puts each shard's name where the command says %s.
+    FOR r IN SELECT * FROM pg_catalog.run_command_on_shards(source,
+                 format('SELECT knowledge.attach(''%%s'', %L, %L, %L, %L)', id_column, text_column, config, language)) LOOP
+        IF NOT r.success THEN
+            RAISE EXCEPTION 'attaching shard % of %: %', r.shardid, source, r.result;
+        END IF;
+        mirrored := mirrored + r.result::bigint;
+    END LOOP;
+    RETURN mirrored;
+END
+$$;
+
+-- knowledge.search over every Citus worker's store, run on the coordinator: same arguments,
+-- options and results. The query is embedded here once; BM25's statistics are summed over the
+-- workers' (each worker's text_query for the query), so every chunk is scored as one store
+-- holding all of them would score it; each worker returns its candidates (the config's 4·k
+-- nearest and 4·k best by BM25, each with both scores) and they are ranked here as
+-- knowledge.search ranks one store's, over the 4·k best of each leg of all of them.
+CREATE FUNCTION knowledge.distributed_search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
+RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+               vector_rank int, text_rank int, similarity float8, below_min_score boolean)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
+    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings);
+    parts knowledge_internal.search_query[];
+    found knowledge_internal.search_candidate[];
+BEGIN
+    IF q IS NULL THEN
+        RETURN;
+    END IF;
+    IF settings.mode <> 'vector' THEN
+        SELECT array_agg(part::knowledge_internal.search_query) INTO parts
+        FROM knowledge_internal.on_workers(format(
+            'SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query FROM knowledge_internal.text_query(%L, %L, %L) AS t',
+            (settings.config).name, query, settings.language)) AS part;
+        -- As knowledge_internal.text_query orders and picks the lexemes, with the summed counts.
+        WITH terms AS (
+            SELECT l.lexeme, sum(l.df) AS df
+            FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)
+            GROUP BY l.lexeme
+        ), ordered AS (
+            SELECT t.lexeme, t.df, sum(t.df) OVER (ORDER BY t.df, t.lexeme) - t.df AS before FROM terms AS t
+        )
+        SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
+               string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
+                   FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
+        INTO q.lexemes, q.df, q.text_candidates
+        FROM ordered AS o;
+        SELECT sum(p.chunks), sum(p.chunks * p.average_length) / nullif(sum(p.chunks), 0)
+        INTO q.chunks, q.average_length
+        FROM unnest(parts) AS p;
+    END IF;
+    SELECT array_agg(c) INTO found
+    FROM knowledge_internal.on_workers(format(
+             'SELECT array_agg(c)::text FROM knowledge_internal.search_candidates(%L, %L) AS c', settings, q)) AS part,
+         unnest(part::knowledge_internal.search_candidate[]) AS c;
+    -- $3: the candidates of every worker, each ranked again among all of them.
+    RETURN QUERY EXECUTE format($q$
+        WITH gathered AS (
+            SELECT * FROM unnest($3)
+        ), vector_ranked AS (
+            SELECT g.id, row_number() OVER (ORDER BY g.similarity DESC NULLS LAST, g.id) AS rank
+            FROM gathered AS g WHERE g.vector_rank IS NOT NULL
+        ), text_ranked AS (
+            SELECT g.id, row_number() OVER (ORDER BY g.text_score DESC, g.id) AS rank
+            FROM gathered AS g WHERE g.text_rank IS NOT NULL
+        ), measured AS (
+            SELECT g.id, v.rank AS vector_rank, t.rank AS text_rank,
+                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf,
+                   g.similarity, g.bm25, g.document_id, g.chunk_index, g.content
+            FROM gathered AS g
+            LEFT JOIN vector_ranked AS v ON v.id = g.id AND v.rank <= ($2).candidates
+            LEFT JOIN text_ranked AS t ON t.id = g.id AND t.rank <= ($2).candidates
+            WHERE v.rank IS NOT NULL OR t.rank IS NOT NULL
+        ), %s $q$, knowledge_internal.search_ranking_sql())
+        USING settings, q, coalesce(found, '{}');
+END
+$$;
