@@ -131,19 +131,11 @@ BEGIN
         FROM knowledge_internal.on_workers(format(
             'SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query FROM knowledge_internal.text_query(%L, %L, %L) AS t',
             (settings.config).name, query, settings.language)) AS part;
-        -- As knowledge_internal.text_query orders and picks the lexemes, with the summed counts.
-        WITH terms AS (
-            SELECT l.lexeme, sum(l.df) AS df
-            FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)
-            GROUP BY l.lexeme
-        ), ordered AS (
-            SELECT t.lexeme, t.df, sum(t.df) OVER (ORDER BY t.df, t.lexeme) - t.df AS before FROM terms AS t
-        )
-        SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
-               string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-                   FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
-        INTO q.lexemes, q.df, q.text_candidates
-        FROM ordered AS o;
+        -- Every worker's lexemes, their counts summed, ranked as one store's are.
+        SELECT t.lexemes, t.dfs, t.candidates INTO q.lexemes, q.df, q.text_candidates
+        FROM (SELECT array_agg(l.lexeme) AS lexeme, array_agg(l.df) AS df
+              FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)) AS given,
+             knowledge_internal.text_terms(given.lexeme, given.df) AS t;
         SELECT sum(p.chunks), sum(p.chunks * p.average_length) / nullif(sum(p.chunks), 0)
         INTO q.chunks, q.average_length
         FROM unnest(parts) AS p;

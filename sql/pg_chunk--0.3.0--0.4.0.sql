@@ -776,6 +776,21 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION knowledge_internal.text_terms(lexeme text[], df float8[],
+    OUT lexemes text[], OUT dfs float8[], OUT candidates tsquery)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    WITH summed AS (
+        SELECT t.lexeme, sum(t.df) AS df FROM unnest(text_terms.lexeme, text_terms.df) AS t (lexeme, df) GROUP BY t.lexeme
+    ), ordered AS (
+        SELECT s.lexeme, s.df, sum(s.df) OVER (ORDER BY s.df, s.lexeme) - s.df AS before FROM summed AS s
+    )
+    SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
+           -- Quoted as tsquery input wants: backslashes and quotes doubled.
+           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
+               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
+    FROM ordered AS o
+$$;
+
 CREATE OR REPLACE FUNCTION knowledge_internal.text_query(config text, query text, language regconfig,
     OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
 LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
@@ -795,18 +810,13 @@ BEGIN
     ), found AS (
         SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
         FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
-    ), ordered AS (
-        SELECT f.lexeme, f.df, sum(f.df) OVER (ORDER BY f.df, f.lexeme) - f.df AS before
-        FROM found AS f WHERE f.lexeme <> ''
     )
     SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
            (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
-           array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
-           -- Quoted as tsquery input wants: backslashes and quotes doubled.
-           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
+           t.lexemes, t.dfs, t.candidates
     INTO chunks, average_length, lexemes, df, candidates
-    FROM ordered AS o;
+    FROM (SELECT array_agg(f.lexeme) AS lexeme, array_agg(f.df) AS df FROM found AS f WHERE f.lexeme <> '') AS given,
+         knowledge_internal.text_terms(given.lexeme, given.df) AS t;
 END
 $$;
 
@@ -1359,19 +1369,11 @@ BEGIN
         FROM knowledge_internal.on_workers(format(
             'SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query FROM knowledge_internal.text_query(%L, %L, %L) AS t',
             (settings.config).name, query, settings.language)) AS part;
-        -- As knowledge_internal.text_query orders and picks the lexemes, with the summed counts.
-        WITH terms AS (
-            SELECT l.lexeme, sum(l.df) AS df
-            FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)
-            GROUP BY l.lexeme
-        ), ordered AS (
-            SELECT t.lexeme, t.df, sum(t.df) OVER (ORDER BY t.df, t.lexeme) - t.df AS before FROM terms AS t
-        )
-        SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
-               string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-                   FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
-        INTO q.lexemes, q.df, q.text_candidates
-        FROM ordered AS o;
+        -- Every worker's lexemes, their counts summed, ranked as one store's are.
+        SELECT t.lexemes, t.dfs, t.candidates INTO q.lexemes, q.df, q.text_candidates
+        FROM (SELECT array_agg(l.lexeme) AS lexeme, array_agg(l.df) AS df
+              FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)) AS given,
+             knowledge_internal.text_terms(given.lexeme, given.df) AS t;
         SELECT sum(p.chunks), sum(p.chunks * p.average_length) / nullif(sum(p.chunks), 0)
         INTO q.chunks, q.average_length
         FROM unnest(parts) AS p;

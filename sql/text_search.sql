@@ -220,6 +220,25 @@ BEGIN
 END
 $$;
 
+-- A query's lexemes as the text leg ranks them: each with the number of chunks holding it (df;
+-- a lexeme given more than once, by several Citus workers say, has its counts summed), rarest
+-- first, and the tsquery that finds the candidates: an OR of the rarest lexemes, as many as
+-- knowledge_internal.text_candidate_limit allows. All NULL for no lexemes.
+CREATE FUNCTION knowledge_internal.text_terms(lexeme text[], df float8[],
+    OUT lexemes text[], OUT dfs float8[], OUT candidates tsquery)
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    WITH summed AS (
+        SELECT t.lexeme, sum(t.df) AS df FROM unnest(text_terms.lexeme, text_terms.df) AS t (lexeme, df) GROUP BY t.lexeme
+    ), ordered AS (
+        SELECT s.lexeme, s.df, sum(s.df) OVER (ORDER BY s.df, s.lexeme) - s.df AS before FROM summed AS s
+    )
+    SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
+           -- Quoted as tsquery input wants: backslashes and quotes doubled.
+           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
+               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
+    FROM ordered AS o
+$$;
+
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
 -- or NULL: in each language documents are written in) that the config's chunks hold, each
 -- with the number of chunks holding it (df), rarest first; the tsquery that finds the
@@ -247,17 +266,12 @@ BEGIN
     ), found AS (
         SELECT c.lexeme, sum(c.chunks)::float8 AS df, sum(c.occurrences)::float8 AS occurrences
         FROM counted AS c GROUP BY c.lexeme HAVING sum(c.chunks) > 0
-    ), ordered AS (
-        SELECT f.lexeme, f.df, sum(f.df) OVER (ORDER BY f.df, f.lexeme) - f.df AS before
-        FROM found AS f WHERE f.lexeme <> ''
     )
     SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
            (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
-           array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
-           -- Quoted as tsquery input wants: backslashes and quotes doubled.
-           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
+           t.lexemes, t.dfs, t.candidates
     INTO chunks, average_length, lexemes, df, candidates
-    FROM ordered AS o;
+    FROM (SELECT array_agg(f.lexeme) AS lexeme, array_agg(f.df) AS df FROM found AS f WHERE f.lexeme <> '') AS given,
+         knowledge_internal.text_terms(given.lexeme, given.df) AS t;
 END
 $$;
