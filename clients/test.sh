@@ -18,11 +18,7 @@ venv=$build/python-client-venv
 node_dir=$build/node-client
 requirements=clients/python/requirements-test.txt
 
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-    say "installing python3-venv"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
-fi
+ensure_venv_module
 if ! command -v npm >/dev/null; then
     say "installing nodejs and npm"
     apt-get update -qq

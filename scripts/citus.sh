@@ -79,25 +79,8 @@ build_citus() {
 start_node() {
     local port=$1 data
     data=$(data_dir "$port")
-    if [ ! -f "$data/PG_VERSION" ]; then
-        say "creating the cluster in $data"
-        mkdir -p "$data"
-        chown postgres:postgres "$data"
-        runuser -u postgres -- "$bin/initdb" -D "$data" --auth=trust -U postgres >/dev/null
-        cat >>"$data/postgresql.conf" <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '/var/run/postgresql'
-shared_preload_libraries = 'citus, pg_chunk'
-pg_chunk.worker_databases = '$CITUS_DATABASE'
-max_connections = 200
-CONF
-    fi
-    # Restarted when running, so that it loads the libraries installed now.
-    if runuser -u postgres -- "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
-        runuser -u postgres -- "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
-    fi
-    runuser -u postgres -- "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 start >/dev/null
+    start_local_cluster "$bin" "$data" "$port" "citus, pg_chunk" "pg_chunk.worker_databases = '$CITUS_DATABASE'
+max_connections = 200"
     PGPORT=$port ensure_superuser_role
     if ! node_psql "$port" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$CITUS_DATABASE'" | grep -q 1; then
         node_psql "$port" -d postgres -c "CREATE DATABASE $CITUS_DATABASE"

@@ -64,11 +64,7 @@ file_sha256() { if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; fi; }
 MODEL_VENV=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/model-venv
 ensure_model_venv() {
     local requirements=scripts/model-venv.txt installed missing
-    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-        say "installing python3-venv"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
-    fi
+    ensure_venv_module
     [ -x "$MODEL_VENV/bin/python" ] || { say "creating $MODEL_VENV"; python3 -m venv "$MODEL_VENV"; }
     installed=$("$MODEL_VENV/bin/python" -m pip freeze 2>/dev/null || true)
     missing=$(grep -vE '^\s*(#|$)' "$requirements" | while read -r requirement; do
@@ -92,6 +88,15 @@ PG17_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-17/bin/pg_
 TEST_WORKER_DATABASES="pg_chunk_test_queue pg_chunk_test_worker_crash pg_chunk_test_docs pg_chunk_test_python pg_chunk_test_clients"
 test_pg_config() { local name="PG$1_CONFIG"; printf '%s' "${!name}"; }
 test_port() { printf '%s' $((5417 + $1)); }
+
+# Debian 12's python3 makes virtual environments once python3-venv is installed.
+ensure_venv_module() {
+    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+        say "installing python3-venv"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+    fi
+}
 
 # Debian 12 has no pip until python3-pip is installed; pip download needs nothing else.
 ensure_pip() {
@@ -297,31 +302,37 @@ prepare_test_postgresql() {
 # port $(test_port $1), pg_chunk preloaded with workers for the queue tests' databases,
 # (re)started so that it loads the library just installed.
 restart_test_cluster() {
-    local version=$1 bin data port
+    local version=$1 bin
     bin=$("$(test_pg_config "$version")" --bindir)
-    data=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-$version-data
-    port=$(test_port "$version")
+    start_local_cluster "$bin" "${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-$version-data" \
+        "$(test_port "$version")" pg_chunk "pg_chunk.worker_databases = '${TEST_WORKER_DATABASES// /,}'
+max_worker_processes = $(worker_slots "$(wc -w <<<"$TEST_WORKER_DATABASES")" 1)"
+    say "$("$bin/postgres" --version) running on port $(test_port "$version")"
+}
+
+# A local cluster of the PostgreSQL whose bindir is $1, in data directory $2, on port $3,
+# preloading $4: created on first use (run as postgres, trust authentication, its socket in
+# /var/run/postgresql); each line "name = value" of $5 replaces that setting in its
+# postgresql.conf; then (re)started, so that it loads the libraries installed now.
+start_local_cluster() {
+    local bin=$1 data=$2 port=$3 preload=$4 settings=${5:-} line
     if [ ! -f "$data/PG_VERSION" ]; then
-        say "creating the PostgreSQL $version cluster in $data"
+        say "creating a cluster in $data"
         mkdir -p "$data"
         chown postgres:postgres "$data"
         runuser -u postgres -- "$bin/initdb" -D "$data" --auth=trust -U postgres >/dev/null
-        cat >>"$data/postgresql.conf" <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '/var/run/postgresql'
-shared_preload_libraries = 'pg_chunk'
-CONF
+        printf "port = %s\nlisten_addresses = ''\nunix_socket_directories = '/var/run/postgresql'\nshared_preload_libraries = '%s'\n" \
+            "$port" "$preload" >>"$data/postgresql.conf"
     fi
-    sed -i '/^pg_chunk.worker_databases/d; /^max_worker_processes/d' "$data/postgresql.conf"
-    echo "pg_chunk.worker_databases = '${TEST_WORKER_DATABASES// /,}'" >>"$data/postgresql.conf"
-    # shellcheck disable=SC2086 # one database name per word
-    echo "max_worker_processes = $(worker_slots "$(wc -w <<<"$TEST_WORKER_DATABASES")" 1)" >>"$data/postgresql.conf"
+    while read -r line; do
+        [ -n "$line" ] || continue
+        sed -i "/^${line%% *} *=/d" "$data/postgresql.conf"
+        printf '%s\n' "$line" >>"$data/postgresql.conf"
+    done <<<"$settings"
     if runuser -u postgres -- "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
         runuser -u postgres -- "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
     fi
     runuser -u postgres -- "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 start >/dev/null
-    say "$("$bin/postgres" --version) running on port $port"
 }
 
 # Lets the invoking OS user (root in CI) connect over the socket with peer authentication.
