@@ -196,4 +196,69 @@ fn a_distributed_store_is_chunked_on_its_workers_and_searched_as_one() {
     let now_held = on_workers_i64(&mut client, "SELECT count(*) FROM knowledge.documents");
     assert_eq!(rechunked, now_held);
     assert_same_answers(&mut client, &questions, "{}", "after rechunk_all");
+
+    // The search reaches the workers through knowledge_internal.citus_workers, one shard on
+    // each: with both its shards moved onto one worker, the next search makes it again (else it
+    // would search that worker twice and the other not at all), and so when it is gone.
+    let fanout_groups = |client: &mut Client| -> Vec<i32> {
+        client
+            .query(
+                "SELECT p.groupid FROM pg_dist_shard AS s JOIN pg_dist_placement AS p USING (shardid)
+                 WHERE s.logicalrelid = 'knowledge_internal.citus_workers'::regclass ORDER BY p.groupid",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect()
+    };
+    assert_eq!(fanout_groups(&mut client).len(), 2, "one shard on each worker");
+    client
+        .batch_execute(
+            "SET citus.local_hostname = '/var/run/postgresql';
+             SELECT citus_move_shard_placement(s.shardid, n.nodename, n.nodeport, t.nodename, t.nodeport,
+                                               shard_transfer_mode => 'block_writes')
+             FROM pg_dist_shard AS s JOIN pg_dist_shard_placement AS n USING (shardid),
+                  (SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 ORDER BY groupid LIMIT 1) AS t
+             WHERE s.logicalrelid = 'knowledge_internal.citus_workers'::regclass AND n.nodeport <> t.nodeport",
+        )
+        .unwrap();
+    assert_eq!(
+        fanout_groups(&mut client).iter().collect::<std::collections::HashSet<_>>().len(),
+        1,
+        "moved onto one worker"
+    );
+    assert_same_answers(&mut client, &questions, "{}", "after the shards were moved onto one worker");
+    assert_eq!(fanout_groups(&mut client), vec![1, 2], "made again, a shard on each worker");
+    client.batch_execute("DROP TABLE knowledge_internal.citus_workers").unwrap();
+    assert_same_answers(&mut client, &questions, "{}", "after knowledge_internal.citus_workers was dropped");
+
+    // A node that holds shards but takes no new ones cannot get one of it: the search says so,
+    // and so when no node takes shards; it answers again once they do.
+    let takes_shards = |client: &mut Client, groups: &str, on: bool| {
+        client
+            .batch_execute(&format!(
+                "SELECT citus_set_node_property(nodename, nodeport, 'shouldhaveshards', {on})
+                 FROM pg_dist_node WHERE groupid IN ({groups})"
+            ))
+            .unwrap();
+    };
+    let refused = |client: &mut Client| -> (String, String) {
+        client.batch_execute("DROP TABLE IF EXISTS knowledge_internal.citus_workers").unwrap();
+        let error = client.query("SELECT * FROM knowledge.distributed_search('bees', 5)", &[]).unwrap_err();
+        let db = error.as_db_error().unwrap();
+        (db.code().code().to_string(), db.message().to_string())
+    };
+    takes_shards(&mut client, "2", false);
+    assert_eq!(
+        refused(&mut client),
+        (
+            "55000".to_string(),
+            "a Citus node holds shards but takes no new ones, so a search cannot reach its store".to_string()
+        )
+    );
+    takes_shards(&mut client, "1", false);
+    assert_eq!(refused(&mut client), ("55000".to_string(), "no Citus node takes shards".to_string()));
+    takes_shards(&mut client, "1, 2", true);
+    assert_same_answers(&mut client, &questions, "{}", "once every worker takes shards again");
 }

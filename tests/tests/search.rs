@@ -356,4 +356,23 @@ fn search_runs_again_when_pgvector_meets_a_deleted_element() {
     let error = ranked(&mut client).unwrap_err();
     assert_eq!(error.as_db_error().unwrap().message(), "index is corrupt");
     assert_eq!(calls(&mut client), 1);
+
+    // The same for one store's candidates, which knowledge.distributed_search asks each Citus
+    // worker for.
+    let candidates = |client: &mut Client| -> Result<i32, postgres::Error> {
+        Ok(client
+            .query_one(
+                "WITH s AS (SELECT knowledge_internal.search_options('{\"mode\": \"vector\"}') AS s)
+                 SELECT cardinality(knowledge_internal.search_candidates(s.s, knowledge_internal.search_query_of($1, 5, s.s))) FROM s",
+                &[&question],
+            )?
+            .get(0))
+    };
+    fail(&mut client, &[1], "cannot load deleted element");
+    assert_eq!(candidates(&mut client).unwrap(), 20, "4·k candidates, after a failed run");
+    assert_eq!(calls(&mut client), 1 + one_run);
+    fail(&mut client, &[1, 2, 3], "cannot load deleted element");
+    let error = candidates(&mut client).unwrap_err();
+    assert_eq!(error.as_db_error().unwrap().message(), "cannot load deleted element");
+    assert_eq!(calls(&mut client), 3);
 }
