@@ -53,13 +53,16 @@ BEGIN
 END
 $$;
 
--- This store's BM25 statistics of a query's lexemes (knowledge_internal.text_query) as the
--- fields of a search query, for knowledge.distributed_search to sum over the workers.
-CREATE FUNCTION knowledge_internal.text_statistics(config text, query text, language regconfig)
-RETURNS knowledge_internal.search_query
-LANGUAGE sql STABLE
-RETURN (SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query
-        FROM knowledge_internal.text_query(config, query, language) AS t);
+-- Refuses (0A000) where Citus is not installed: these functions read its catalogs and call its
+-- functions only when they run.
+CREATE FUNCTION knowledge_internal.require_citus() RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
+    END IF;
+END
+$$;
 
 -- The result column of Citus's run_command_on_workers(command) for each worker; an error on
 -- any worker is raised here, naming it. It opens a connection to every worker for each call:
@@ -69,9 +72,7 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     r record;
 BEGIN
-    IF to_regproc('pg_catalog.run_command_on_workers') IS NULL THEN
-        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM knowledge_internal.require_citus();
     FOR r IN SELECT * FROM pg_catalog.run_command_on_workers(command) LOOP
         IF NOT r.success THEN
             RAISE EXCEPTION 'on the Citus worker %:%: %', r.nodename, r.nodeport, r.result;
@@ -109,9 +110,7 @@ DECLARE
     ok boolean;
     nodes int;
 BEGIN
-    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
-        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM knowledge_internal.require_citus();
     EXECUTE reaches_all INTO ok USING fanout;
     IF ok THEN
         RETURN fanout::regclass;
@@ -178,9 +177,7 @@ DECLARE
     mirrored bigint := 0;
     r record;
 BEGIN
-    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
-        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM knowledge_internal.require_citus();
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition AS p WHERE p.logicalrelid = source AND p.partmethod = 'h') THEN
         RAISE EXCEPTION '% is not a hash-distributed Citus table', source USING ERRCODE = 'wrong_object_type',
             HINT = 'create_distributed_table it first, or knowledge.attach a local table.';
@@ -212,7 +209,7 @@ RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content tex
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
-    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings);
+    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings, false);
     parts knowledge_internal.search_query[];
     part knowledge_internal.search_candidate[];
     found knowledge_internal.search_candidate[] := '{}';

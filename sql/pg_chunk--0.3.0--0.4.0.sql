@@ -1003,7 +1003,14 @@ RETURN $q$
         ORDER BY score DESC, id LIMIT ($2).k
 $q$;
 
-CREATE OR REPLACE FUNCTION knowledge_internal.search_query_of(query text, k int, settings knowledge_internal.search_settings)
+CREATE OR REPLACE FUNCTION knowledge_internal.text_statistics(config text, query text, language regconfig)
+RETURNS knowledge_internal.search_query
+LANGUAGE sql STABLE
+RETURN (SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query
+        FROM knowledge_internal.text_query(config, query, language) AS t);
+
+CREATE OR REPLACE FUNCTION knowledge_internal.search_query_of(query text, k int, settings knowledge_internal.search_settings,
+                                                   with_text_statistics boolean DEFAULT true)
 RETURNS knowledge_internal.search_query
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -1021,6 +1028,9 @@ BEGIN
         RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
             USING ERRCODE = 'program_limit_exceeded';
     END IF;
+    IF settings.mode <> 'vector' AND with_text_statistics THEN
+        q := knowledge_internal.text_statistics(config.name, query, settings.language);
+    END IF;
     q.k := k;
     q.candidates := 4 * k;
     IF settings.mode <> 'text' THEN
@@ -1030,10 +1040,6 @@ BEGIN
         IF vector_norm(q.vector) = 0 THEN
             q.vector := NULL;
         END IF;
-    END IF;
-    IF settings.mode <> 'vector' THEN
-        SELECT * INTO q.lexemes, q.df, q.text_candidates, q.chunks, q.average_length
-        FROM knowledge_internal.text_query(config.name, query, settings.language);
     END IF;
     RETURN q;
 END
@@ -1304,20 +1310,21 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge_internal.text_statistics(config text, query text, language regconfig)
-RETURNS knowledge_internal.search_query
-LANGUAGE sql STABLE
-RETURN (SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query
-        FROM knowledge_internal.text_query(config, query, language) AS t);
+CREATE OR REPLACE FUNCTION knowledge_internal.require_citus() RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
+    END IF;
+END
+$$;
 
 CREATE OR REPLACE FUNCTION knowledge_internal.on_workers(command text) RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     r record;
 BEGIN
-    IF to_regproc('pg_catalog.run_command_on_workers') IS NULL THEN
-        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM knowledge_internal.require_citus();
     FOR r IN SELECT * FROM pg_catalog.run_command_on_workers(command) LOOP
         IF NOT r.success THEN
             RAISE EXCEPTION 'on the Citus worker %:%: %', r.nodename, r.nodeport, r.result;
@@ -1346,9 +1353,7 @@ DECLARE
     ok boolean;
     nodes int;
 BEGIN
-    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
-        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM knowledge_internal.require_citus();
     EXECUTE reaches_all INTO ok USING fanout;
     IF ok THEN
         RETURN fanout::regclass;
@@ -1407,9 +1412,7 @@ DECLARE
     mirrored bigint := 0;
     r record;
 BEGIN
-    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
-        RAISE EXCEPTION 'Citus is not installed in this database' USING ERRCODE = 'feature_not_supported';
-    END IF;
+    PERFORM knowledge_internal.require_citus();
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition AS p WHERE p.logicalrelid = source AND p.partmethod = 'h') THEN
         RAISE EXCEPTION '% is not a hash-distributed Citus table', source USING ERRCODE = 'wrong_object_type',
             HINT = 'create_distributed_table it first, or knowledge.attach a local table.';
@@ -1435,7 +1438,7 @@ RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content tex
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
-    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings);
+    q knowledge_internal.search_query := knowledge_internal.search_query_of(query, k, settings, false);
     parts knowledge_internal.search_query[];
     part knowledge_internal.search_candidate[];
     found knowledge_internal.search_candidate[] := '{}';

@@ -238,9 +238,20 @@ RETURN $q$
         ORDER BY score DESC, id LIMIT ($2).k
 $q$;
 
+-- This store's BM25 statistics of a query's lexemes (knowledge_internal.text_query) as the text
+-- fields of a search query: knowledge.search's, and each Citus worker's, which
+-- knowledge.distributed_search sums.
+CREATE FUNCTION knowledge_internal.text_statistics(config text, query text, language regconfig)
+RETURNS knowledge_internal.search_query
+LANGUAGE sql STABLE
+RETURN (SELECT row(NULL, NULL, NULL, t.*)::knowledge_internal.search_query
+        FROM knowledge_internal.text_query(config, query, language) AS t);
+
 -- knowledge.search's checks of k and the query, and the query as its statement reads it besides
--- the options: NULL for an empty query (no results).
-CREATE FUNCTION knowledge_internal.search_query_of(query text, k int, settings knowledge_internal.search_settings)
+-- the options: NULL for an empty query (no results). Without this store's text statistics for
+-- knowledge.distributed_search, which sums the workers' instead.
+CREATE FUNCTION knowledge_internal.search_query_of(query text, k int, settings knowledge_internal.search_settings,
+                                                   with_text_statistics boolean DEFAULT true)
 RETURNS knowledge_internal.search_query
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -258,6 +269,9 @@ BEGIN
         RAISE EXCEPTION 'search query is % characters long; the limit is 10,000', length(query)
             USING ERRCODE = 'program_limit_exceeded';
     END IF;
+    IF settings.mode <> 'vector' AND with_text_statistics THEN
+        q := knowledge_internal.text_statistics(config.name, query, settings.language);
+    END IF;
     q.k := k;
     q.candidates := 4 * k;
     IF settings.mode <> 'text' THEN
@@ -267,10 +281,6 @@ BEGIN
         IF vector_norm(q.vector) = 0 THEN
             q.vector := NULL;
         END IF;
-    END IF;
-    IF settings.mode <> 'vector' THEN
-        SELECT * INTO q.lexemes, q.df, q.text_candidates, q.chunks, q.average_length
-        FROM knowledge_internal.text_query(config.name, query, settings.language);
     END IF;
     RETURN q;
 END

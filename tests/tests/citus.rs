@@ -106,6 +106,15 @@ fn a_distributed_store_is_chunked_on_its_workers_and_searched_as_one() {
     client.batch_execute("CREATE TABLE citus_test_docs (id bigint PRIMARY KEY, body text)").unwrap();
     client.batch_execute("SELECT create_distributed_table('citus_test_docs', 'id')").unwrap();
     client.batch_execute("SELECT knowledge.attach_distributed('citus_test_docs', 'id', 'body')").unwrap();
+    // A table Citus does not hash-distribute is refused, naming it.
+    let error = client
+        .batch_execute("SELECT knowledge.attach_distributed('knowledge.documents', 'id', 'content')")
+        .unwrap_err();
+    let db = error.as_db_error().unwrap();
+    assert_eq!(
+        (db.code().code(), db.message()),
+        ("42809", "knowledge.documents is not a hash-distributed Citus table")
+    );
     client
         .execute(
             "INSERT INTO citus_test_docs

@@ -8,6 +8,22 @@ use super::{
 /// another role's privileges.
 pub(super) fn store(m: &mut Matrix) {
     let first = "(SELECT min(id) FROM knowledge.documents)";
+    // The Citus functions, in a database without Citus.
+    m.add(
+        "distributed search without Citus",
+        "SELECT * FROM knowledge.distributed_search('bees', 5)",
+        vec![],
+        Check::Nothing,
+        Expect::Fails("0A000"),
+    );
+    m.add(
+        "distributed attach without Citus",
+        "SELECT knowledge.attach_distributed('knowledge.documents', 'id', 'content')",
+        vec![],
+        Check::Nothing,
+        Expect::Fails("0A000"),
+    )
+    .rolled_back(&[]);
     // Documents.
     m.add(
         "document in an unknown language",
