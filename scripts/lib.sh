@@ -107,10 +107,18 @@ ensure_pip() {
     fi
 }
 
+# The default_version of the pgvector installed in the PostgreSQL whose pg_config is $1, or
+# nothing where there is none.
+pgvector_version() {
+    local control
+    control="$("$1" --sharedir)/extension/vector.control"
+    if [ -f "$control" ]; then sed -nE "s/^default_version *= *'([^']*)'.*/\1/p" "$control"; fi
+}
+
 # Makes sure the PostgreSQL whose pg_config is $1 has pgvector $PGVECTOR_MINIMUM or later (the
-# first with the iterative HNSW scans knowledge.search uses, hnsw.iterative_scan). One
-# already there, from a package say, is used as it is and none of its files is touched; an older
-# one stops the install; none at all is built from source.
+# first with the iterative HNSW scans knowledge.search uses, hnsw.iterative_scan). It is a
+# server of the user's: one already there, from a package say, is used as it is and none of its
+# files is touched; an older one stops the install; none at all is built from source.
 PGVECTOR_MINIMUM=0.8.0
 ensure_pgvector() {
     local pg_config=$1 control version
@@ -120,7 +128,7 @@ ensure_pgvector() {
         build_pgvector "$pg_config"
         return
     fi
-    version=$(sed -nE "s/^default_version *= *'([^']*)'.*/\1/p" "$control")
+    version=$(pgvector_version "$pg_config")
     if [ "$(printf '%s\n%s\n' "$PGVECTOR_MINIMUM" "$version" | sort -V | head -n1)" != "$PGVECTOR_MINIMUM" ]; then
         echo "pgvector ${version:-of unknown version} is installed in $("$pg_config" --version) ($control);" \
             "pg_chunk needs $PGVECTOR_MINIMUM or later. Upgrade it (PGDG's postgresql-<major>-pgvector package," \
@@ -131,6 +139,22 @@ ensure_pgvector() {
     if [ "$(printf '%s\n%s\n' 0.8.4 "$version" | sort -V | head -n1)" != 0.8.4 ]; then
         say "note: pgvector before 0.8.4 has an HNSW VACUUM race (docs/errors.md); 0.8.4 or later is advised"
     fi
+}
+
+# Gives the test matrix's own PostgreSQL (pg_config $1: built or unpacked into the build directory
+# by this project, never a user's server) exactly pgvector $PGVECTOR_VERSION, whatever its wheel or
+# build brought: pgserver 0.1.4's PostgreSQL 16.2 ships pgvector 0.6.2. Another version's files
+# are removed first, so that its install scripts cannot be picked.
+ensure_test_pgvector() {
+    local pg_config=$1 version
+    version=$(pgvector_version "$pg_config")
+    if [ "$version" = "$PGVECTOR_VERSION" ]; then
+        say "pgvector $version in $("$pg_config" --version)"
+        return
+    fi
+    say "pgvector ${version:-none} in $("$pg_config" --version), the test matrix's own: building $PGVECTOR_VERSION"
+    rm -f "$("$pg_config" --sharedir)/extension/vector.control" "$("$pg_config" --sharedir)/extension/vector--"*.sql
+    build_pgvector "$pg_config"
 }
 
 # Builds pgvector $PGVECTOR_VERSION into the PostgreSQL whose pg_config is $1. Debian 12 ships
@@ -287,12 +311,13 @@ restart_cluster() {
     pg_ctlcluster 15 main restart
 }
 
-# Makes a test-matrix PostgreSQL (pg_config $1) ready for pg_chunk's tests: pgvector built into
-# it, and pg_chunk.model_dir and pg_chunk.onnxruntime_library, which default to paths inside the
-# installation ($sharedir, $libdir), pointed at the files scripts/models.sh installed into 15.
+# Makes a test-matrix PostgreSQL (pg_config $1) ready for pg_chunk's tests: pgvector
+# $PGVECTOR_VERSION built into it (ensure_test_pgvector), and pg_chunk.model_dir and
+# pg_chunk.onnxruntime_library, which default to paths inside the installation ($sharedir,
+# $libdir), pointed at the files scripts/models.sh installed into 15.
 prepare_test_postgresql() {
     local pg_config=$1
-    ensure_pgvector "$pg_config"
+    ensure_test_pgvector "$pg_config"
     ln -sfn "$(pg_sharedir)/pg_chunk" "$("$pg_config" --sharedir)/pg_chunk"
     ln -sf "$(pg_pkglibdir)/$ORT_LIBRARY" "$("$pg_config" --pkglibdir)/$ORT_LIBRARY"
     say "models and ONNX Runtime linked from $(pg_sharedir)"
