@@ -2,7 +2,7 @@
 # stack. onnxruntime is the release the extension loads; tokenizers and numpy are the versions pip
 # chose for Python 3.11 when the parity fixture was first made.
 
-REFERENCE_VENV=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/parity-venv
+REFERENCE_VENV=$BUILD_DIR/parity-venv
 REFERENCE_REQUIREMENTS=(onnxruntime==1.31.1 tokenizers==0.23.3 numpy==2.4.6)
 
 # Creates $REFERENCE_VENV (installing python3-venv if Debian's python3 lacks it) and installs

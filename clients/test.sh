@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 root=$PWD
 
-build=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
+build=$BUILD_DIR
 venv=$build/python-client-venv
 node_dir=$build/node-client
 requirements=clients/python/requirements-test.txt

@@ -31,12 +31,12 @@ CITUS_VERSION=13.2.2
 # The sha256 of the upstream tag's git archive (../shared/vendor/README.md).
 CITUS_SHA256=dd2453caec20a830e5e63f1def5c5a98cb6f57ae510407cdcd800916fcdab430
 CITUS_TARBALL=${CITUS_TARBALL:-$(pwd)/../shared/vendor/citus-$CITUS_VERSION.tar.gz}
-CITUS_BUILD_DIR=${CITUS_BUILD_DIR:-${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/citus}
+CITUS_BUILD_DIR=${CITUS_BUILD_DIR:-$BUILD_DIR/citus}
 read -r -a ports <<<"${CITUS_PORTS:-5441 5442 5443}"
 CITUS_DATABASE=${CITUS_DATABASE:-pg_chunk_citus}
 bin=$("$PG_CONFIG" --bindir)
 
-data_dir() { printf '%s' "${CITUS_DATA:-${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/citus}-$1"; }
+data_dir() { printf '%s' "${CITUS_DATA:-$BUILD_DIR/citus}-$1"; }
 node_psql() { psql -X -q -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$1" "${@:2}"; }
 
 # Builds Citus into $PG_CONFIG's tree unless its citus.control is there already.

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-root=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/install-test
+root=$BUILD_DIR/install-test
 pg_config=$root/postgresql-16/pgserver/pginstall/bin/pg_config
 
 step "install into an existing PostgreSQL with its own pgvector (a copy of 16 in $root)"

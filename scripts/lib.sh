@@ -8,6 +8,14 @@ export PGHOST=${PGHOST:-/var/run/postgresql}
 export PGPORT=${PGPORT:-5432}
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# Where the scripts build and keep what they make: the test matrix's PostgreSQL and its clusters,
+# pgvector's and Citus's builds, downloaded wheels, virtual environments. Root runs programs from
+# it (the model environment's Python, PostgreSQL 16's and 17's), so it must be writable by its
+# owner alone, and so must every directory above it that is not sticky (check_build_dir, run as
+# this file is sourced): a directory another user could have made or can replace would let that
+# user run code as root.
+BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/cache/pg_chunk-build}
+
 step() { printf '\n==> %s\n' "$*"; }
 say() { printf '    %s\n' "$*"; }
 # Says what a step changed on the machine, and records it for scripts/install.sh's summary
@@ -61,7 +69,7 @@ file_sha256() { if [ -f "$1" ]; then sha256sum "$1" | cut -d' ' -f1; fi; }
 
 # The installer's Python environment for making model files, with scripts/model-venv.txt
 # (created once, topped up when the file pins something new). Sets MODEL_VENV.
-MODEL_VENV=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/model-venv
+MODEL_VENV=$BUILD_DIR/model-venv
 ensure_model_venv() {
     local requirements=scripts/model-venv.txt installed missing
     ensure_venv_module
@@ -80,8 +88,8 @@ ensure_model_venv() {
 # (scripts/postgresql16.sh) and 17 (scripts/postgresql17.sh), each in the build directory with a
 # test cluster of its own on port 5417 + its major version, beside 15 main's socket.
 TEST_VERSIONS="16 17"
-PG16_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-16/pgserver/pginstall/bin/pg_config
-PG17_CONFIG=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-17/bin/pg_config
+PG16_CONFIG=$BUILD_DIR/postgresql-16/pgserver/pginstall/bin/pg_config
+PG17_CONFIG=$BUILD_DIR/postgresql-17/bin/pg_config
 # The client tests' databases that need the queue's background workers (tests/tests/queue.rs,
 # worker_crash.rs, and docs_examples/ for the pages' async examples; clients/test.sh's writer tests
 # and docs/clients.md's snippets).
@@ -165,7 +173,7 @@ ensure_test_pgvector() {
 PGVECTOR_VERSION=0.8.6
 PGVECTOR_SHA256=25c9b78cfdaa43c66788d7490246ac24e4fe1c86f19c4b60c089b723f84a4a0d
 build_pgvector() {
-    local pg_config=$1 dir=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/pgvector
+    local pg_config=$1 dir=$BUILD_DIR/pgvector
     local tarball=pgvector_$PGVECTOR_VERSION.orig.tar.gz source=pgvector-$PGVECTOR_VERSION
     mkdir -p "$dir"
     (
@@ -329,7 +337,7 @@ prepare_test_postgresql() {
 restart_test_cluster() {
     local version=$1 bin
     bin=$("$(test_pg_config "$version")" --bindir)
-    start_local_cluster "$bin" "${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/postgresql-$version-data" \
+    start_local_cluster "$bin" "$BUILD_DIR/postgresql-$version-data" \
         "$(test_port "$version")" pg_chunk "pg_chunk.worker_databases = '${TEST_WORKER_DATABASES// /,}'
 max_worker_processes = $(worker_slots "$(wc -w <<<"$TEST_WORKER_DATABASES")" 1)"
     say "$("$bin/postgres" --version) running on port $(test_port "$version")"
@@ -370,3 +378,27 @@ ensure_superuser_role() {
     fi
     psql -X -q -d postgres -c "SELECT 1" >/dev/null
 }
+
+# Makes $BUILD_DIR (mode 0755) or checks the one there: owned by this user, not a symbolic link,
+# writable by no one else, and each directory above it owned by this user or root and writable by
+# no one else unless sticky (as /tmp and /var/tmp are: there, no one else can rename or remove
+# what is ours). Says what is wrong and fails otherwise.
+check_build_dir() {
+    local dir=$BUILD_DIR owner mode
+    [ -d "$dir" ] || mkdir -p -m 0755 "$dir"
+    while :; do
+        owner=$(stat -c %u "$dir")
+        mode=$(stat -c %a "$dir")
+        if [ -L "$dir" ] || { [ "$owner" != "$(id -u)" ] && [ "$owner" != 0 ]; } ||
+            { [ "$dir" = "$BUILD_DIR" ] && [ "$owner" != "$(id -u)" ]; } ||
+            { ((8#$mode & 8#022)) && ! ((8#$mode & 8#1000)); }; then
+            echo "The build directory $BUILD_DIR is not safe to run programs from as $(id -un):" \
+                "$dir is $(stat -c '%F owned by %U, mode %a' "$dir"). Remove it, or name another with" \
+                "PG_CHUNK_BUILD_DIR (a directory only you can write, in directories only you or root can)." >&2
+            return 1
+        fi
+        [ "$dir" != / ] || break
+        dir=$(dirname "$dir")
+    done
+}
+check_build_dir

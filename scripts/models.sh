@@ -10,7 +10,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 WHEEL_CACHE=$BUILD_DIR/wheels
 
 # pip options per wheel. Wheels with native code are pinned to one Python and platform, so that

@@ -30,7 +30,7 @@ extension_package=postgresql-$major-pg-chunk
 models_package=pg-chunk-models
 out=target/packages
 stage=$out/stage
-wheels=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/wheels
+wheels=$BUILD_DIR/wheels
 
 step "packages of pg_chunk $version for $("$PG_CONFIG" --version)"
 ensure_debian_packages dpkg-dev lintian

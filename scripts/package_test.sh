@@ -13,7 +13,7 @@ version=$(pg_chunk_version)
 major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 packages=("postgresql-$major-pg-chunk" pg-chunk-models)
 debs=("./target/packages/postgresql-$major-pg-chunk_${version}_amd64.deb" "./target/packages/pg-chunk-models_${version}_all.deb")
-aside=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}/source-build-aside
+aside=$BUILD_DIR/source-build-aside
 
 installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

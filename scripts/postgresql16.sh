@@ -9,7 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 WHEEL=pgserver==0.1.4
 WHEEL_FILE=pgserver-0.1.4-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
 WHEEL_SHA256=d595789b47624a3d963aa9aa6359da9be31beb7e61f1a45541953242068b8813

@@ -39,7 +39,7 @@ tested env PG_CHUNK_MODEL_DIR="$(pg_chunk_models_dir)" PG_CHUNK_ONNXRUNTIME="$(p
 
 step "in-database tests: cargo pgrx test pg15"
 # PostgreSQL refuses to run as root, so the test server runs as postgres in its own data dir.
-pgdata=${PG_CHUNK_TEST_PGDATA:-/var/tmp/pg_chunk-pgrx-test}
+pgdata=${PG_CHUNK_TEST_PGDATA:-$BUILD_DIR/pgrx-test}
 mkdir -p "$pgdata"
 chown postgres:postgres "$pgdata"
 # It installs a debug build over pg_chunk.so, which the running 15 main cluster has mapped.
@@ -68,7 +68,7 @@ pgrx_init "${versions[@]}"
 for version in $TEST_VERSIONS; do
     pg_config=$(test_pg_config "$version")
     step "PostgreSQL $version: in-database tests (cargo pgrx test pg$version)"
-    pgdata_version=${PG_CHUNK_TEST_PGDATA:-/var/tmp/pg_chunk-pgrx-test}-$version
+    pgdata_version=$pgdata-$version
     mkdir -p "$pgdata_version"
     chown postgres:postgres "$pgdata_version"
     move_library_aside "$pg_config"

@@ -23,7 +23,6 @@ source scripts/lib.sh
 RUNS=${RUNS:-30}
 MODEL=${MODEL:-lexical}
 WINDOW=${WINDOW:-10}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench-cancel
 DB=pg_chunk_bench_cancel
 PGBENCH=/usr/lib/postgresql/15/bin/pgbench

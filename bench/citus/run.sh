@@ -34,7 +34,6 @@ PG_CONFIG=${pg_config_given:-$PG17_CONFIG}
 COPIES=${COPIES:-50}
 QUERIES=${QUERIES:-100}
 MB=${MB:-5}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench-citus
 export CITUS_PORTS="5451 5452 5453" CITUS_DATA=$OUT/node CITUS_DATABASE=pg_chunk_bench_citus
 read -r coordinator worker_a worker_b <<<"$CITUS_PORTS"

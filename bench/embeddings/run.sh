@@ -7,7 +7,7 @@
 # Needs what scripts/install.sh sets up (the running 15 main cluster, pg_chunk with its models,
 # a superuser role for this OS user); run as root (it reads the models and pip-installs into
 # its own virtual environment). Creates (and drops first) the database pg_chunk_bench. Work
-# files go to $PG_CHUNK_BUILD_DIR/bench (default /var/tmp/pg_chunk-build/bench), among them
+# files go to $PG_CHUNK_BUILD_DIR/bench (default /var/cache/pg_chunk-build/bench), among them
 # sentences.txt (the corpus) and results.tsv (every measurement).
 #
 # The machines are small and shared, so the runs being compared alternate: each round runs
@@ -21,7 +21,6 @@ source scripts/lib.sh
 RUNS=${RUNS:-5}
 LOADS=${LOADS:-5}
 CONCURRENT=${CONCURRENT:-16}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench
 source bench/python_env.sh
 VENV=$REFERENCE_VENV

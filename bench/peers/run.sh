@@ -30,7 +30,6 @@ cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 
 HERE=bench/peers
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 WORK=$BUILD_DIR/peers
 VENV=$BUILD_DIR/peers-venv
 if [ "${SMOKE:-0}" = 1 ]; then

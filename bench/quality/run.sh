@@ -25,7 +25,6 @@ source bench/python_docs.sh
 PER_RANGE=${PER_RANGE:-25}
 SEED=${SEED:-2026}
 RETRIEVAL=${RETRIEVAL:-1}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/quality
 DB=pg_chunk_bench_quality
 HERE=bench/quality

@@ -21,7 +21,6 @@ cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 
 RUNS=${RUNS:-3}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench-queue
 DB=pg_chunk_bench_queue
 PGBENCH=/usr/lib/postgresql/15/bin/pgbench

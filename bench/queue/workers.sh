@@ -19,7 +19,6 @@ source scripts/lib.sh
 
 RUNS=${RUNS:-2}
 DOCUMENTS=${DOCUMENTS:-250}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench-workers
 DB=pg_chunk_bench_workers
 PGBENCH=/usr/lib/postgresql/15/bin/pgbench

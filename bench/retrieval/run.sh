@@ -36,7 +36,6 @@ SETS=${SETS:-sections,faq,howto}
 CONFIGS=${CONFIGS:-$(tail -n +2 $HERE/configs.tsv | cut -f1 | paste -sd,)}
 K=${K:-5}
 RESULTS=${RESULTS-$HERE/results}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/retrieval
 DB=pg_chunk_bench_retrieval
 sql() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB" "$@"; }

@@ -41,7 +41,6 @@ PARAGRAPHS=${PARAGRAPHS:-60}
 POOL=${POOL:-40}
 DUPLICATE_PERCENT=${DUPLICATE_PERCENT:-30}
 SESSION_DOCS=5
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench-reuse
 DB=pg_chunk_bench_reuse
 HERE=bench/store

