@@ -1,0 +1,1 @@
+-- 0.4.0 → 0.5.0, after the functions: triggers, indexes, data backfills.
