@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Union
+from urllib.parse import quote
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from pg_chunk.errors import PgChunkError
 
@@ -17,12 +20,32 @@ ConnectionSource = Union[str, psycopg.Connection[Any], Any]
 AsyncConnectionSource = Union[str, psycopg.AsyncConnection[Any], Any]
 
 
+def _not_connected(error: psycopg.Error, conninfo: str) -> PgChunkError:
+    """The error of a connection string that did not connect, with nothing of its password: libpq
+    quotes the part of a string it cannot parse (which may be the password), so a string that
+    does not parse loses every quoted part of the message, and one that does loses its password,
+    as written and percent-encoded. It is raised without psycopg's exception, whose message is
+    whole."""
+    message = str(error).strip()
+    try:
+        password = str(conninfo_to_dict(conninfo).get("password") or "")
+    except psycopg.Error:
+        return PgChunkError(re.sub(r'"[^"]*"', '"…"', message))
+    for written in {password, quote(password, safe="")} - {""}:
+        message = message.replace(written, "…")
+    return PgChunkError(message)
+
+
 @contextmanager
 def connection_from(source: ConnectionSource) -> Iterator[psycopg.Connection[Any]]:
     """An open connection from ``source``; psycopg's errors inside come out as PgChunkError."""
     try:
         if isinstance(source, str):
-            with psycopg.connect(source) as conn:
+            try:
+                connected = psycopg.connect(source)
+            except psycopg.Error as error:
+                raise _not_connected(error, source) from None
+            with connected as conn:
                 yield conn
         elif isinstance(source, psycopg.Connection):
             yield source
@@ -30,7 +53,7 @@ def connection_from(source: ConnectionSource) -> Iterator[psycopg.Connection[Any
             with source.connection() as conn:
                 yield conn
         else:
-            raise TypeError(f"not a connection, pool or connection string: {source!r}")
+            raise TypeError(f"not a connection, pool or connection string: a {type(source).__name__}")
     except psycopg.Error as error:
         raise PgChunkError.from_psycopg(error) from error
 
@@ -40,7 +63,11 @@ async def async_connection_from(source: AsyncConnectionSource) -> AsyncIterator[
     """connection_from for asyncio: a connection string, an AsyncConnection or an async pool."""
     try:
         if isinstance(source, str):
-            async with await psycopg.AsyncConnection.connect(source) as conn:
+            try:
+                connected = await psycopg.AsyncConnection.connect(source)
+            except psycopg.Error as error:
+                raise _not_connected(error, source) from None
+            async with connected as conn:
                 yield conn
         elif isinstance(source, psycopg.AsyncConnection):
             yield source
@@ -48,6 +75,6 @@ async def async_connection_from(source: AsyncConnectionSource) -> AsyncIterator[
             async with source.connection() as conn:
                 yield conn
         else:
-            raise TypeError(f"not an async connection, pool or connection string: {source!r}")
+            raise TypeError(f"not an async connection, pool or connection string: a {type(source).__name__}")
     except psycopg.Error as error:
         raise PgChunkError.from_psycopg(error) from error

@@ -33,8 +33,9 @@ class PgChunkRetriever(BaseRetriever):
     below_min_score, title, source, source_key and document_metadata; its id is the chunk id.
     """
 
-    connection: Any
-    async_connection: Any = None
+    # Left out of the repr (and so of LangChain's traces): a connection string may hold a password.
+    connection: Any = Field(repr=False)
+    async_connection: Any = Field(default=None, repr=False)
     k: int = 5
     mode: str | None = None
     chunk_config: str | None = None
