@@ -75,9 +75,19 @@ if ! psql -X -q -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$de
     createdb "$demo_db"
     changed "created database $demo_db"
 fi
-# The demo database always gets this checkout's extension, freshly created.
-psql -X -q -v ON_ERROR_STOP=1 -d "$demo_db" -c "DROP EXTENSION IF EXISTS pg_chunk; CREATE EXTENSION pg_chunk CASCADE;"
-changed "created extension pg_chunk afresh in database $demo_db"
+# The demo database gets this checkout's extension freshly created, unless its store holds
+# documents (the tour's, or yours): then it is updated, and they stay.
+documents=0
+if [ "$(psql -X -qAt -d "$demo_db" -c "SELECT to_regclass('knowledge.documents') IS NOT NULL")" = t ]; then
+    documents=$(psql -X -qAt -d "$demo_db" -c "SELECT count(*) FROM knowledge.documents")
+fi
+if ((documents == 0)); then
+    psql -X -q -v ON_ERROR_STOP=1 -d "$demo_db" -c "DROP EXTENSION IF EXISTS pg_chunk; CREATE EXTENSION pg_chunk CASCADE;"
+    changed "created extension pg_chunk afresh in database $demo_db"
+else
+    psql -X -q -v ON_ERROR_STOP=1 -d "$demo_db" -c "ALTER EXTENSION pg_chunk UPDATE"
+    changed "updated extension pg_chunk in database $demo_db, keeping its $documents documents"
+fi
 say "knowledge.chunk(examples/sample.txt) in database $demo_db:"
 psql -X -v ON_ERROR_STOP=1 -d "$demo_db" <<'SQL'
 \set doc `cat examples/sample.txt`

@@ -8,7 +8,7 @@ The script is assembled from, in this order:
   2. every function that sql/*.sql defines, verbatim as CREATE OR REPLACE, with the GRANTs and
      REVOKEs on functions there, file by file in the extension's order (the extension_sql_file!
      calls in src/);
-  3. sql/search_path.sql and sql/comments.sql whole (each reruns harmlessly);
+  3. sql/privileges.sql, sql/search_path.sql and sql/comments.sql whole (each reruns harmlessly);
   4. sql/upgrade/OLD--NEW/after.sql: what needs the new functions (triggers, indexes, data
      backfills).
 Each folder sql/upgrade/OLD--NEW/ gives one script; a released upgrade has no folder, and its
@@ -32,8 +32,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SQL = ROOT / "sql"
 UPGRADES = SQL / "upgrade"
-# Rerun whole after the functions: they pin every function's search_path and comment on them.
-WHOLE_FILES = ("search_path.sql", "comments.sql")
+# Rerun whole after the functions: they give the store's objects their owner, pin every
+# function's search_path and comment on them.
+WHOLE_FILES = ("privileges.sql", "search_path.sql", "comments.sql")
 FUNCTION = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\b", re.IGNORECASE)
 FUNCTION_PRIVILEGE = re.compile(r"(?:GRANT|REVOKE)\b.*?\bON\s+FUNCTION\b", re.IGNORECASE | re.DOTALL)
 DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$")

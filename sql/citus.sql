@@ -185,9 +185,11 @@ BEGIN
     PERFORM knowledge_internal.named_chunk_config(config);
     PERFORM knowledge_internal.on_workers('SELECT knowledge_internal.citus_id_range()');
     PERFORM knowledge_internal.citus_workers();
-    -- run_command_on_shards puts each shard's name where the command says %s.
+    -- run_command_on_shards formats the command with each shard's name (PostgreSQL's format()):
+    -- %L there quotes the name as a literal, and every % of ours is doubled to stay one.
     FOR r IN SELECT * FROM pg_catalog.run_command_on_shards(source,
-                 format('SELECT knowledge.attach(''%%s'', %L, %L, %L, %L)', id_column, text_column, config, language)) LOOP
+                 'SELECT knowledge.attach(%L, '
+                 || replace(format('%L, %L, %L, %L', id_column, text_column, config, language), '%', '%%') || ')') LOOP
         IF NOT r.success THEN
             RAISE EXCEPTION 'attaching shard % of %: %', r.shardid, source, r.result;
         END IF;

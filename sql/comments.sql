@@ -61,11 +61,11 @@ COMMENT ON FUNCTION knowledge.distributed_search(text, int, jsonb) IS
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
 
-COMMENT ON FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text) IS
-'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge_internal.stored_vectors first and saved there when it had to be embedded.';
+COMMENT ON FUNCTION knowledge_internal.embed_config_chunks(text, bigint[], text[], jsonb, text) IS
+'embed_chunks_batch for knowledge_internal.write_chunks, for one chunk config: each text''s vector is looked up among the config''s in knowledge_internal.stored_vectors first and saved there when it had to be embedded.';
 
 COMMENT ON TABLE knowledge_internal.stored_vectors IS
-'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
+'Vectors the store embedded, keyed by model identity, chunk config, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
 'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed), and the milliseconds they took.';

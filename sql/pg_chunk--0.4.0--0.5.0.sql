@@ -9,7 +9,48 @@
 -- 0.4.0 → 0.5.0, before the functions: schema moves, dropped or re-typed functions,
 -- the new C functions, tables and views.
 
+-- Stored vectors are kept per chunk config: knowledge_internal.write_chunks calls
+-- embed_config_chunks, which takes the config, in place of embed_chunks_stored (which the library
+-- keeps for databases not yet updated).
+DROP FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text);
+CREATE  FUNCTION knowledge_internal."embed_config_chunks"(
+	"config" TEXT, /* &str */
+	"document_ids" bigint[], /* :: std :: option :: Option < Vec < Option < i64 > > > */
+	"docs" TEXT[], /* :: std :: option :: Option < Vec < Option < String > > > */
+	"cfg" jsonb DEFAULT '{}', /* Option < Cfg > */
+	"model" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS TABLE (
+	"document_id" bigint,  /* i64 */
+	"chunk_index" INT,  /* i32 */
+	"content" TEXT,  /* String */
+	"char_offset" INT,  /* i32 */
+	"char_length" INT,  /* i32 */
+	"token_count" INT,  /* i32 */
+	"metadata" jsonb,  /* JsonB */
+	"model" TEXT,  /* String */
+	"embedding" vector  /* Option < Vector > */
+)
+VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'embed_config_chunks_wrapper';
+
+-- What the drop guard's event trigger calls (sql/drop_guard.sql).
+CREATE  FUNCTION knowledge_internal."drop_guard_loaded"() RETURNS bool /* bool */
+STRICT VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'drop_guard_loaded_wrapper';
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
+
+CREATE OR REPLACE FUNCTION knowledge_internal.fires_on(fired oid, expected regclass, trigger_function text) RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF fired IS DISTINCT FROM expected THEN
+        RAISE EXCEPTION 'trigger function knowledge_internal.% fires only on %, not on %', trigger_function, expected, fired::regclass
+            USING ERRCODE = 'trigger_protocol_violated';
+    END IF;
+END
+$$;
 
 CREATE OR REPLACE FUNCTION knowledge_internal.vector_index_name(config text) RETURNS name
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -77,6 +118,7 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_indexes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunk_configs', 'chunk_configs_indexes');
     IF TG_OP <> 'INSERT' THEN
         PERFORM knowledge_internal.drop_vector_index(OLD.name);
         IF TG_OP = 'DELETE' OR OLD.name <> NEW.name THEN
@@ -177,13 +219,17 @@ DECLARE
 BEGIN
     SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
     INTO embedded_before, reused_before FROM knowledge.embedding_stats() AS s;
-    -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
+    -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks. The
+    -- language is found by its name in the catalog, so its schema needs no grant to the store's
+    -- owner; one that is gone is refused by the cast (42704).
     fresh := ARRAY(
         SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language::regconfig, e.content), run)::knowledge.chunks
+                   e.token_count, e.metadata, e.model, e.embedding,
+                   knowledge.text_vector(coalesce(knowledge_internal.existing_language(d.language), d.language::regconfig), e.content),
+                   run)::knowledge.chunks
         FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
-             CROSS JOIN LATERAL knowledge_internal.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
+             CROSS JOIN LATERAL knowledge_internal.embed_config_chunks(config.name, docs.ids, docs.contents, config.effective_cfg, config.model) AS e
              JOIN knowledge.documents AS d ON d.id = e.document_id);
     -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
     UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
@@ -269,18 +315,34 @@ CREATE OR REPLACE FUNCTION knowledge_internal.text_search_config_name(config reg
 LANGUAGE plpgsql STABLE STRICT AS $$
 DECLARE
     config_name text;
+    temporary boolean;
 BEGIN
     SELECT CASE WHEN n.nspname = 'pg_catalog' THEN quote_ident(c.cfgname)
-                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.cfgname) END
-    INTO config_name
+                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.cfgname) END,
+           n.oid = pg_my_temp_schema() OR pg_is_other_temp_schema(n.oid)
+    INTO config_name, temporary
     FROM pg_ts_config AS c JOIN pg_namespace AS n ON n.oid = c.cfgnamespace WHERE c.oid = config;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'text search configuration with OID % does not exist', config::oid
             USING ERRCODE = 'undefined_object';
     END IF;
+    IF temporary THEN
+        RAISE EXCEPTION 'text search configuration "%" is in a temporary schema: a document''s language must outlive the session',
+            (SELECT c.cfgname FROM pg_ts_config AS c WHERE c.oid = config)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Create the configuration in a schema that lasts, or use one of pg_catalog''s (english, simple, ...).';
+    END IF;
     RETURN config_name;
 END
 $$;
+
+CREATE OR REPLACE FUNCTION knowledge_internal.existing_language(language text) RETURNS regconfig
+LANGUAGE sql STABLE STRICT
+RETURN (SELECT c.oid::regconfig
+        FROM pg_ts_config AS c JOIN pg_namespace AS n ON n.oid = c.cfgnamespace,
+             parse_ident(existing_language.language) AS p (parts)
+        WHERE n.nspname = CASE WHEN cardinality(p.parts) = 1 THEN 'pg_catalog' ELSE p.parts[1] END
+          AND c.cfgname = p.parts[cardinality(p.parts)]);
 
 CREATE OR REPLACE FUNCTION knowledge_internal.documents_language() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -293,6 +355,7 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.documents_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.documents', 'documents_sync');
     IF knowledge_internal.maintains_chunks() THEN
         PERFORM knowledge_internal.sync_document(NEW.id);
     END IF;
@@ -337,11 +400,13 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.chunk_configs_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
-    reembeds boolean := TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model);
+    reembeds boolean;
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunk_configs', 'chunk_configs_sync');
     IF NOT knowledge_internal.maintains_chunks() THEN
         RETURN NULL;
     END IF;
+    reembeds := TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model);
     IF reembeds THEN
         PERFORM knowledge_internal.confirm_reembed(OLD.name, NEW.name);
     END IF;
@@ -399,8 +464,12 @@ LANGUAGE plpgsql AS $$
 DECLARE
     c knowledge.chunk_configs;
     total bigint;
+    skipped bigint;
     done bigint := 0;
     doc_id bigint;
+    -- Languages no text search configuration has now: their documents cannot be chunked.
+    missing text[] := ARRAY(SELECT l.language FROM knowledge.languages AS l
+                            WHERE knowledge_internal.existing_language(l.language) IS NULL);
 BEGIN
     IF config IS NOT NULL THEN
         c := knowledge_internal.named_chunk_config(config);
@@ -408,10 +477,17 @@ BEGIN
     IF progress_every IS NULL OR progress_every < 1 THEN
         RAISE EXCEPTION 'progress_every must be at least 1, not %', progress_every USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT count(*) INTO total FROM knowledge.documents AS d
+    SELECT count(*) FILTER (WHERE d.language <> ALL (missing)), count(*) FILTER (WHERE d.language = ANY (missing))
+    INTO total, skipped FROM knowledge.documents AS d
     WHERE config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active);
+    IF skipped > 0 THEN
+        RAISE WARNING 'rechunk_all skips % documents whose language (%) no text search configuration has now; their chunks stay as they were',
+            skipped, array_to_string(missing, ', ')
+            USING HINT = 'Create the configuration again, or UPDATE those documents to another language.';
+    END IF;
     FOR doc_id IN SELECT d.id FROM knowledge.documents AS d
-                  WHERE config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active)
+                  WHERE (config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active))
+                    AND d.language <> ALL (missing)
                   ORDER BY d.id LOOP
         IF config IS NULL THEN
             PERFORM knowledge_internal.sync_document(doc_id);
@@ -430,7 +506,7 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge.rechunk_estimate(config text, cfg jsonb DEFAULT NULL, model text DEFAULT NULL)
 RETURNS TABLE (documents bigint, chunks bigint, chunks_per_second float8, seconds float8,
                needs_confirmation boolean, note text)
-LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
     c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
     new_cfg jsonb := coalesce(rechunk_estimate.cfg, c.cfg);
@@ -475,28 +551,62 @@ $$;
 
 -- ==== sql/attach.sql: its functions, as CREATE OR REPLACE, and their privileges
 
+CREATE OR REPLACE FUNCTION knowledge_internal.attachable_type(column_type regtype) RETURNS boolean
+LANGUAGE sql STABLE
+RETURN (WITH RECURSIVE base AS (
+            SELECT t.oid, t.typtype, t.typbasetype, t.typnamespace FROM pg_catalog.pg_type AS t WHERE t.oid = attachable_type.column_type
+            UNION ALL
+            SELECT t.oid, t.typtype, t.typbasetype, t.typnamespace
+            FROM pg_catalog.pg_type AS t JOIN base AS b ON t.oid = b.typbasetype WHERE b.typtype = 'd')
+        SELECT b.typnamespace = 'pg_catalog'::regnamespace FROM base AS b WHERE b.typtype <> 'd');
+
+CREATE OR REPLACE FUNCTION knowledge_internal.check_attached_columns(source regclass, id_column name, text_column name) RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    column_name name;
+    column_type regtype;
+BEGIN
+    FOREACH column_name IN ARRAY ARRAY[id_column, text_column] LOOP
+        SELECT a.atttypid INTO column_type FROM pg_catalog.pg_attribute AS a
+        WHERE a.attrelid = source AND a.attname = column_name AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'table % has no column %', source, quote_ident(column_name) USING ERRCODE = 'undefined_column';
+        END IF;
+        IF NOT knowledge_internal.attachable_type(column_type) THEN
+            RAISE EXCEPTION 'column % of table % is of type %, which is not PostgreSQL''s own', quote_ident(column_name), source, column_type
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'knowledge.attach reads only columns of PostgreSQL''s own types (text, varchar, integers, uuid, ...) or domains over them: attach a view or a generated column of such a type.';
+        END IF;
+    END LOOP;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION knowledge_internal.mirror_document() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
     a knowledge.attachments;
+    read_row CONSTANT text := 'SELECT ($1).%I::text, ($1).%I::text';
     old_key text;
     new_key text;
     new_text text;
+    ignored text;
 BEGIN
-    SELECT * INTO a FROM knowledge.attachments WHERE id = TG_ARGV[0]::int;
-    IF NOT FOUND THEN
-        RETURN NULL;
+    SELECT * INTO a FROM knowledge.attachments AS x WHERE x.id::text = TG_ARGV[0];
+    IF NOT FOUND OR NOT (a.source = TG_RELID OR a.source IN (SELECT pg_catalog.pg_partition_ancestors(TG_RELID))) THEN
+        RAISE EXCEPTION 'trigger function knowledge_internal.mirror_document fires only on an attached table, not on %', TG_RELID::regclass
+            USING ERRCODE = 'trigger_protocol_violated';
     END IF;
     IF TG_OP = 'TRUNCATE' THEN
         DELETE FROM knowledge.documents WHERE attachment_id = a.id;
         RETURN NULL;
     END IF;
+    -- Its types may have changed since knowledge.attach checked them (ALTER TABLE).
+    PERFORM knowledge_internal.check_attached_columns(TG_RELID, a.id_column, a.text_column);
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        old_key := to_jsonb(OLD) ->> a.id_column;
+        EXECUTE format(read_row, a.id_column, a.text_column) INTO old_key, ignored USING OLD;
     END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        new_key := to_jsonb(NEW) ->> a.id_column;
-        new_text := to_jsonb(NEW) ->> a.text_column;
+        EXECUTE format(read_row, a.id_column, a.text_column) INTO new_key, new_text USING NEW;
     END IF;
     IF old_key IS NOT NULL AND (new_key IS DISTINCT FROM old_key OR new_text IS NULL) THEN
         DELETE FROM knowledge.documents WHERE attachment_id = a.id AND source_key = old_key;
@@ -523,18 +633,14 @@ LANGUAGE plpgsql AS $$
 DECLARE
     a knowledge.attachments;
     mirrored bigint := 0;
-    row_json jsonb;
+    key text;
+    content text;
     trigger_name name := 'pg_chunk_mirror_' || source::oid::text;
 BEGIN
     IF (SELECT relkind FROM pg_catalog.pg_class WHERE oid = source) NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '% is not a table', source USING ERRCODE = 'wrong_object_type';
     END IF;
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = source AND attname = id_column AND attnum > 0 AND NOT attisdropped) THEN
-        RAISE EXCEPTION 'table % has no column %', source, quote_ident(id_column) USING ERRCODE = 'undefined_column';
-    END IF;
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = source AND attname = text_column AND attnum > 0 AND NOT attisdropped) THEN
-        RAISE EXCEPTION 'table % has no column %', source, quote_ident(text_column) USING ERRCODE = 'undefined_column';
-    END IF;
+    PERFORM knowledge_internal.check_attached_columns(source, id_column, text_column);
     PERFORM knowledge_internal.named_chunk_config(config);
     IF EXISTS (SELECT FROM knowledge.attachments AS x WHERE x.source = attach.source) THEN
         RAISE EXCEPTION '% is already attached', source USING ERRCODE = 'duplicate_object',
@@ -547,11 +653,10 @@ BEGIN
         trigger_name, source, a.id);
     EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.mirror_document(%L)',
         trigger_name || '_truncate', source, a.id);
-    FOR row_json IN EXECUTE format('SELECT to_jsonb(t) FROM %s AS t', source) LOOP
-        IF row_json ->> id_column IS NOT NULL AND row_json ->> text_column IS NOT NULL THEN
-            PERFORM knowledge_internal.mirror_row(a, row_json ->> id_column, row_json ->> text_column);
-            mirrored := mirrored + 1;
-        END IF;
+    FOR key, content IN EXECUTE format('SELECT * FROM (SELECT t.%I::text, t.%I::text FROM %s AS t) AS r (key, content)
+                                        WHERE r.key IS NOT NULL AND r.content IS NOT NULL', id_column, text_column, source) LOOP
+        PERFORM knowledge_internal.mirror_row(a, key, content);
+        mirrored := mirrored + 1;
     END LOOP;
     RETURN mirrored;
 END
@@ -588,7 +693,7 @@ RETURN pg_catalog.to_tsvector(language, knowledge.cjk_bigrams(content));
 
 CREATE OR REPLACE FUNCTION knowledge_internal.config_chunk_count(config text) RETURNS bigint
 LANGUAGE sql STABLE
-RETURN (SELECT coalesce(sum(s.chunks), 0)::bigint FROM knowledge_internal.text_stats AS s
+RETURN (SELECT coalesce(sum(s.chunks), 0)::bigint FROM knowledge_internal.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = '');
 
 CREATE OR REPLACE FUNCTION knowledge_internal.text_stats_lock_class() RETURNS int
@@ -600,8 +705,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
-    xid xid8 := pg_current_xact_id();
+    xid xid8;
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunks', 'count_text_stats');
+    xid := pg_current_xact_id();
     IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
         RETURN NEW;
     END IF;
@@ -627,6 +734,7 @@ DECLARE
     configs text[];
     lexemes text[];
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge_internal.text_stats_commits', 'add_text_stats');
     WITH mine AS (
         DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
     ), added AS (
@@ -663,6 +771,7 @@ $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.clear_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunks', 'clear_text_stats');
     DELETE FROM knowledge_internal.text_stats;
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
     RETURN NULL;
@@ -732,11 +841,21 @@ LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 DECLARE
     -- '' asks for the config's totals.
     words text[];
+    languages regconfig[] := ARRAY[text_query.language];
+    missing text[];
 BEGIN
+    IF text_query.language IS NULL THEN
+        SELECT array_agg(l.config) FILTER (WHERE l.config IS NOT NULL), array_agg(l.language) FILTER (WHERE l.config IS NULL)
+        INTO languages, missing
+        FROM (SELECT k.language, knowledge_internal.existing_language(k.language) AS config FROM knowledge.languages AS k) AS l;
+        IF missing IS NOT NULL THEN
+            RAISE WARNING 'search skips the documents'' language %: no text search configuration has that name now',
+                array_to_string(missing, ', ')
+                USING HINT = 'Create the configuration again, or UPDATE those documents to another language.';
+        END IF;
+    END IF;
     SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
-    FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
-          UNION SELECT l.language::regconfig FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
-         unnest(knowledge.text_vector(l.language, query)) AS t;
+    FROM unnest(languages) AS l (language), unnest(knowledge.text_vector(l.language, query)) AS t;
     WITH counted AS (
         SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = ANY (words)
@@ -1155,7 +1274,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 CREATE OR REPLACE FUNCTION knowledge.wait_for_queue(timeout interval DEFAULT '1 minute') RETURNS boolean
-LANGUAGE plpgsql SECURITY DEFINER AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
     deadline timestamptz := clock_timestamp() + timeout;
     warned boolean := false;
@@ -1165,7 +1284,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     LOOP
-        IF NOT EXISTS (SELECT FROM knowledge.queue AS q WHERE q.done_at IS NULL) THEN
+        IF (SELECT s.pending + s.in_progress = 0 FROM knowledge.queue_status AS s) THEN
             RETURN true;
         END IF;
         IF clock_timestamp() >= deadline THEN
@@ -1180,8 +1299,6 @@ BEGIN
     END LOOP;
 END
 $$;
-
-REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;
 
 -- ==== sql/replication.sql: its functions, as CREATE OR REPLACE, and their privileges
 
@@ -1355,9 +1472,11 @@ BEGIN
     PERFORM knowledge_internal.named_chunk_config(config);
     PERFORM knowledge_internal.on_workers('SELECT knowledge_internal.citus_id_range()');
     PERFORM knowledge_internal.citus_workers();
-    -- run_command_on_shards puts each shard's name where the command says %s.
+    -- run_command_on_shards formats the command with each shard's name (PostgreSQL's format()):
+    -- %L there quotes the name as a literal, and every % of ours is doubled to stay one.
     FOR r IN SELECT * FROM pg_catalog.run_command_on_shards(source,
-                 format('SELECT knowledge.attach(''%%s'', %L, %L, %L, %L)', id_column, text_column, config, language)) LOOP
+                 'SELECT knowledge.attach(%L, '
+                 || replace(format('%L, %L, %L, %L', id_column, text_column, config, language), '%', '%%') || ')') LOOP
         IF NOT r.success THEN
             RAISE EXCEPTION 'attaching shard % of %: %', r.shardid, source, r.result;
         END IF;
@@ -1420,6 +1539,93 @@ BEGIN
             WHERE v.rank IS NOT NULL OR t.rank IS NOT NULL
         ), %s $q$, knowledge_internal.search_ranking_sql())
         USING settings, q, found;
+END
+$$;
+
+-- ==== sql/drop_guard.sql: its functions, as CREATE OR REPLACE, and their privileges
+
+CREATE OR REPLACE FUNCTION knowledge_internal.guard_drop() RETURNS event_trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM knowledge_internal.drop_guard_loaded();
+EXCEPTION WHEN undefined_file THEN
+    IF has_table_privilege('knowledge.documents', 'SELECT') AND EXISTS (SELECT FROM knowledge.documents) THEN
+        RAISE EXCEPTION 'pg_chunk''s library cannot be loaded to check whether this command drops knowledge.documents, which holds documents'
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  HINT = 'Install pg_chunk''s library again; or, to drop the documents, TRUNCATE knowledge.documents CASCADE first.';
+    END IF;
+END
+$$;
+
+-- ==== sql/privileges.sql
+
+-- Who owns the store, and who may run what with its rights (docs/security.md). Run after every
+-- other file of the extension, and again, whole, by every upgrade script.
+--
+-- The store's tables, views and sequences belong to knowledge_store, a role made for them that
+-- cannot log in and holds nothing else but CREATE on schema knowledge (for each chunk config's
+-- indexes). The functions that write what their caller may not (the trigger functions, the
+-- queue's) run as that role (SECURITY DEFINER, owned by it), never as the superuser who created
+-- the extension: a mistake in one of them can reach the store's tables, not the server. No one
+-- but their owner and superusers may execute them, so no one else can attach them to a table of
+-- their own; and each trigger function checks the table it fires on (knowledge_internal.fires_on).
+-- knowledge.models stays the superuser's: it decides which files a backend reads.
+
+-- knowledge_store is made once per cluster (roles are the cluster's, not a database's) and kept
+-- when the extension is dropped. A role of that name made by someone else is used only if it has
+-- no right beyond a plain role's and no member that is not a superuser: otherwise whoever could
+-- become it, or whatever it could do, would come with the store.
+DO $$
+DECLARE
+    store_role CONSTANT name := 'knowledge_store';
+    existing pg_catalog.pg_roles;
+BEGIN
+    SELECT * INTO existing FROM pg_catalog.pg_roles AS r WHERE r.rolname = store_role;
+    IF NOT FOUND THEN
+        EXECUTE format('CREATE ROLE %I NOLOGIN NOINHERIT', store_role);
+        RETURN;
+    END IF;
+    IF existing.rolsuper OR existing.rolcanlogin OR existing.rolcreaterole OR existing.rolcreatedb OR existing.rolreplication
+       OR existing.rolbypassrls
+       OR EXISTS (SELECT FROM pg_catalog.pg_auth_members AS m WHERE m.member = existing.oid)
+       OR EXISTS (SELECT FROM pg_catalog.pg_auth_members AS m JOIN pg_catalog.pg_roles AS r ON r.oid = m.member
+                  WHERE m.roleid = existing.oid AND NOT r.rolsuper) THEN
+        RAISE EXCEPTION 'role % exists and is not the plain role pg_chunk''s store needs', store_role
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'pg_chunk''s store runs its triggers as this role, so it must not log in, have any attribute (SUPERUSER, CREATEROLE, CREATEDB, REPLICATION, BYPASSRLS), be a member of another role or have members other than superusers.',
+                  HINT = format('Drop the role or take those away (ALTER ROLE %I NOLOGIN ..., REVOKE ...), then run this again.', store_role);
+    END IF;
+END
+$$;
+
+GRANT CREATE ON SCHEMA knowledge TO knowledge_store;
+
+DO $$
+DECLARE
+    object record;
+BEGIN
+    FOR object IN
+        SELECT c.oid::regclass AS name, CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS kind
+        FROM pg_catalog.pg_class AS c
+        JOIN pg_catalog.pg_depend AS d ON d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+        WHERE d.refclassid = 'pg_catalog.pg_extension'::regclass
+          AND d.refobjid = (SELECT e.oid FROM pg_catalog.pg_extension AS e WHERE e.extname = 'pg_chunk')
+          AND c.relkind IN ('r', 'p', 'v', 'S') AND c.oid <> 'knowledge.models'::regclass
+          -- A table's identity sequences go with it.
+          AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend AS o WHERE o.classid = 'pg_catalog.pg_class'::regclass
+                          AND o.objid = c.oid AND o.deptype IN ('a', 'i'))
+        ORDER BY 1
+    LOOP
+        EXECUTE format('ALTER %s %s OWNER TO knowledge_store', object.kind, object.name);
+    END LOOP;
+    FOR object IN
+        SELECT p.oid::regprocedure AS name FROM pg_catalog.pg_proc AS p
+        WHERE p.pronamespace IN ('knowledge'::regnamespace, 'knowledge_internal'::regnamespace) AND p.prosecdef
+        ORDER BY 1
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s OWNER TO knowledge_store', object.name);
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', object.name);
+    END LOOP;
 END
 $$;
 
@@ -1507,11 +1713,11 @@ COMMENT ON FUNCTION knowledge.distributed_search(text, int, jsonb) IS
 COMMENT ON FUNCTION knowledge_internal.embed_chunks_batch(bigint[], text[], jsonb, text) IS
 'The chunks of several documents with their embeddings, as embed_chunks gives them for each; all the chunks are embedded together.';
 
-COMMENT ON FUNCTION knowledge_internal.embed_chunks_stored(bigint[], text[], jsonb, text) IS
-'embed_chunks_batch for knowledge_internal.write_chunks: each text''s vector is looked up in knowledge_internal.stored_vectors first and saved there when it had to be embedded.';
+COMMENT ON FUNCTION knowledge_internal.embed_config_chunks(text, bigint[], text[], jsonb, text) IS
+'embed_chunks_batch for knowledge_internal.write_chunks, for one chunk config: each text''s vector is looked up among the config''s in knowledge_internal.stored_vectors first and saved there when it had to be embedded.';
 
 COMMENT ON TABLE knowledge_internal.stored_vectors IS
-'Vectors the store embedded, keyed by model identity, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
+'Vectors the store embedded, keyed by model identity, chunk config, role and text, reused by knowledge_internal.write_chunks; capped by pg_chunk.stored_vectors_mb.';
 
 COMMENT ON VIEW knowledge.embedding_run_stats IS
 'Per embedding run: writes, documents, chunk rows written and kept, vectors embedded and reused (knowledge.embedding_writes summed), and the milliseconds they took.';
@@ -1546,3 +1752,11 @@ COMMENT ON FUNCTION knowledge.chunk_replicated_documents(boolean) IS
 -- ==== sql/upgrade/0.4.0--0.5.0/after.sql
 
 -- 0.4.0 → 0.5.0, after the functions: triggers, indexes, data backfills.
+
+-- Dropping never deletes documents unasked (sql/drop_guard.sql).
+CREATE EVENT TRIGGER pg_chunk_drop_guard ON ddl_command_start
+WHEN TAG IN ('DROP EXTENSION', 'DROP SCHEMA', 'DROP OWNED')
+EXECUTE FUNCTION knowledge_internal.guard_drop();
+
+-- The stored vectors' keys now hold their chunk config: those stored before match nothing.
+TRUNCATE knowledge_internal.stored_vectors;

@@ -67,8 +67,10 @@ RETURN EXISTS (SELECT FROM pg_catalog.pg_subscription_rel AS r WHERE r.srrelid =
 -- chunks and embeds them together per config, writes their chunks and marks them done, all in
 -- the caller's transaction; none from a queue replicated in (knowledge_internal.queue_replicated).
 -- A document whose chunking fails is retried after 1, 2, 4, ... s; after max_attempts failures
--- it moves to knowledge.failed. Returns the number taken. The workers call it; so may the owner
--- (the tests drive the queue without a worker that way).
+-- it moves to knowledge.failed. Returns the number taken. The workers call it; so may superusers
+-- (the tests drive the queue without a worker that way): like every function that runs with the
+-- store's rights, no one else may (sql/privileges.sql), so that no other role can hold queued
+-- documents back in an open transaction.
 CREATE FUNCTION knowledge.process_queue(batch_size int DEFAULT 16, max_attempts int DEFAULT 5) RETURNS int
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
@@ -222,9 +224,10 @@ GRANT SELECT ON knowledge.queue_status TO PUBLIC;
 
 -- Waits until no document is waiting or in progress and returns true, or returns false after
 -- timeout. Call it after the transaction that queued documents has committed (workers cannot see
--- them before), and at READ COMMITTED (each check then sees the workers' commits).
+-- them before), and at READ COMMITTED (each check then sees the workers' commits). Runs as its
+-- caller: knowledge.queue_status, which everyone may read, says whether anything is left.
 CREATE FUNCTION knowledge.wait_for_queue(timeout interval DEFAULT '1 minute') RETURNS boolean
-LANGUAGE plpgsql SECURITY DEFINER AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
     deadline timestamptz := clock_timestamp() + timeout;
     warned boolean := false;
@@ -234,7 +237,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     LOOP
-        IF NOT EXISTS (SELECT FROM knowledge.queue AS q WHERE q.done_at IS NULL) THEN
+        IF (SELECT s.pending + s.in_progress = 0 FROM knowledge.queue_status AS s) THEN
             RETURN true;
         END IF;
         IF clock_timestamp() >= deadline THEN
@@ -250,7 +253,3 @@ BEGIN
 END
 $$;
 
--- Processing the queue holds its rows until the caller's transaction ends, and retrying makes
--- the workers embed again: the owner's (and the workers', which run as a superuser) alone, so
--- that no other role can hold documents back or spend the server's cores on them.
-REVOKE EXECUTE ON FUNCTION knowledge.process_queue(int, int), knowledge.retry_failed(text) FROM PUBLIC;

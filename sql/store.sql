@@ -1,11 +1,25 @@
 -- The knowledge store: documents go in, and triggers keep their chunks, embeddings and full-text
 -- vectors in step, for every chunk config that applies to them; knowledge.search reads them.
 --
--- Privileges: the tables belong to the superuser who created the extension. Roles get nothing
--- on documents and chunks until granted (docs/operations.md, "Privileges"); the functions that write chunks run
--- as the extension's owner (SECURITY DEFINER, pinned search_path), so a role allowed to write
--- documents needs no privilege on chunks. knowledge.search runs as its caller, so row-level
--- security on documents and chunks decides what it returns.
+-- Privileges (docs/security.md): the tables belong to knowledge_store (sql/privileges.sql). Roles
+-- get nothing on documents and chunks until granted; the trigger functions that write chunks run
+-- as knowledge_store (SECURITY DEFINER, pinned search_path), so a role allowed to write documents
+-- needs no privilege on chunks. knowledge.search runs as its caller, so row-level security on
+-- documents and chunks decides what it returns.
+
+-- A trigger function that runs with the store's rights raises 39P01 unless it fires on
+-- `expected`, the table it was made for: a role that may execute it could otherwise attach it to
+-- a table of its own (a temporary one, say) whose row, of the role's own types, the function
+-- would read with the store's rights. Called first, before the function reads NEW or OLD.
+CREATE FUNCTION knowledge_internal.fires_on(fired oid, expected regclass, trigger_function text) RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF fired IS DISTINCT FROM expected THEN
+        RAISE EXCEPTION 'trigger function knowledge_internal.% fires only on %, not on %', trigger_function, expected, fired::regclass
+            USING ERRCODE = 'trigger_protocol_violated';
+    END IF;
+END
+$$;
 
 -- How documents are chunked and embedded. Every active config applies to each document whose
 -- chunk_config is NULL; a document that names a config is chunked with that one only.
@@ -107,11 +121,12 @@ CREATE TABLE knowledge.chunks (
 CREATE INDEX chunks_run_id ON knowledge.chunks (run_id);
 
 -- The vectors the store embedded, each by what made it (docs/store.md, "Reuse: an edit embeds what it changed"): knowledge_internal.write_chunks
--- looks every sentence and chunk it embeds up here first (knowledge_internal.embed_chunks_stored), so an
--- edit embeds only what it changed and a paragraph repeated in many documents is embedded once.
+-- looks every sentence and chunk it embeds up here first (knowledge_internal.embed_config_chunks), so an
+-- edit embeds only what it changed and a paragraph repeated in a config's documents is embedded once.
 -- key is (the first 16 bytes of) the sha256 of the model's vector identity (the fields of its
--- knowledge.models row that change vectors, and the sha256 of its files), the role and the text:
--- a vector made with another model file or row never matches. Rows are only inserted (two writers storing one text
+-- knowledge.models row that change vectors, and the sha256 of its files), the chunk config, the
+-- role and the text: a vector made with another model file or row, or for another config, never
+-- matches (so no config's writer learns what another's documents hold: docs/security.md). Rows are only inserted (two writers storing one text
 -- at once leave two equal rows) and deleted, lowest id first, past pg_chunk.stored_vectors_mb.
 -- Not dumped: a restored store embeds afresh what it writes. Granted to nobody: it holds the
 -- vectors of the documents' sentences.
@@ -262,6 +277,7 @@ $$;
 CREATE FUNCTION knowledge_internal.chunk_configs_indexes() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunk_configs', 'chunk_configs_indexes');
     IF TG_OP <> 'INSERT' THEN
         PERFORM knowledge_internal.drop_vector_index(OLD.name);
         IF TG_OP = 'DELETE' OR OLD.name <> NEW.name THEN
@@ -401,13 +417,17 @@ DECLARE
 BEGIN
     SELECT coalesce(sum(s.sentences_embedded), 0), coalesce(sum(s.cache_hits + s.stored_hits), 0)
     INTO embedded_before, reused_before FROM knowledge.embedding_stats() AS s;
-    -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks.
+    -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks. The
+    -- language is found by its name in the catalog, so its schema needs no grant to the store's
+    -- owner; one that is gone is refused by the cast (42704).
     fresh := ARRAY(
         SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
-                   e.token_count, e.metadata, e.model, e.embedding, knowledge.text_vector(d.language::regconfig, e.content), run)::knowledge.chunks
+                   e.token_count, e.metadata, e.model, e.embedding,
+                   knowledge.text_vector(coalesce(knowledge_internal.existing_language(d.language), d.language::regconfig), e.content),
+                   run)::knowledge.chunks
         FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
-             CROSS JOIN LATERAL knowledge_internal.embed_chunks_stored(docs.ids, docs.contents, config.effective_cfg, config.model) AS e
+             CROSS JOIN LATERAL knowledge_internal.embed_config_chunks(config.name, docs.ids, docs.contents, config.effective_cfg, config.model) AS e
              JOIN knowledge.documents AS d ON d.id = e.document_id);
     -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
     UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
@@ -499,23 +519,45 @@ $$;
 
 -- A text search configuration's name as the store keeps it: schema-qualified unless it is in
 -- pg_catalog, so that it names the same configuration whatever the search_path (pg_dump's
--- restore runs with an empty one). 42704 for an OID that names none.
+-- restore runs with an empty one). 42704 for an OID that names none; 22023 for a configuration
+-- in a temporary schema, which goes when its session ends (a document's language must outlive
+-- the session that wrote it: every search reads the languages of all documents).
 CREATE FUNCTION knowledge_internal.text_search_config_name(config regconfig) RETURNS text
 LANGUAGE plpgsql STABLE STRICT AS $$
 DECLARE
     config_name text;
+    temporary boolean;
 BEGIN
     SELECT CASE WHEN n.nspname = 'pg_catalog' THEN quote_ident(c.cfgname)
-                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.cfgname) END
-    INTO config_name
+                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.cfgname) END,
+           n.oid = pg_my_temp_schema() OR pg_is_other_temp_schema(n.oid)
+    INTO config_name, temporary
     FROM pg_ts_config AS c JOIN pg_namespace AS n ON n.oid = c.cfgnamespace WHERE c.oid = config;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'text search configuration with OID % does not exist', config::oid
             USING ERRCODE = 'undefined_object';
     END IF;
+    IF temporary THEN
+        RAISE EXCEPTION 'text search configuration "%" is in a temporary schema: a document''s language must outlive the session',
+            (SELECT c.cfgname FROM pg_ts_config AS c WHERE c.oid = config)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Create the configuration in a schema that lasts, or use one of pg_catalog''s (english, simple, ...).';
+    END IF;
     RETURN config_name;
 END
 $$;
+
+-- The text search configuration that a language the store keeps (text_search_config_name's
+-- form) names now, or NULL where it no longer exists (dropped since a document was written).
+-- Read from the catalog, not cast: a cast needs USAGE on the configuration's schema, which
+-- neither the store's owner nor a searching role may have.
+CREATE FUNCTION knowledge_internal.existing_language(language text) RETURNS regconfig
+LANGUAGE sql STABLE STRICT
+RETURN (SELECT c.oid::regconfig
+        FROM pg_ts_config AS c JOIN pg_namespace AS n ON n.oid = c.cfgnamespace,
+             parse_ident(existing_language.language) AS p (parts)
+        WHERE n.nspname = CASE WHEN cardinality(p.parts) = 1 THEN 'pg_catalog' ELSE p.parts[1] END
+          AND c.cfgname = p.parts[cardinality(p.parts)]);
 
 -- A document's language is stored by its name: 'English' and
 -- 'pg_catalog.english' as english. A name that is no configuration is refused by the cast
@@ -535,6 +577,7 @@ FOR EACH ROW EXECUTE FUNCTION knowledge_internal.documents_language();
 CREATE FUNCTION knowledge_internal.documents_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.documents', 'documents_sync');
     IF knowledge_internal.maintains_chunks() THEN
         PERFORM knowledge_internal.sync_document(NEW.id);
     END IF;
@@ -606,11 +649,13 @@ FOR EACH ROW WHEN (NEW.name = 'default') EXECUTE FUNCTION knowledge_internal.chu
 CREATE FUNCTION knowledge_internal.chunk_configs_sync() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
-    reembeds boolean := TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model);
+    reembeds boolean;
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunk_configs', 'chunk_configs_sync');
     IF NOT knowledge_internal.maintains_chunks() THEN
         RETURN NULL;
     END IF;
+    reembeds := TG_OP = 'UPDATE' AND (OLD.effective_cfg IS DISTINCT FROM NEW.effective_cfg OR OLD.model <> NEW.model);
     IF reembeds THEN
         PERFORM knowledge_internal.confirm_reembed(OLD.name, NEW.name);
     END IF;
@@ -678,14 +723,19 @@ $$;
 
 -- Rechunks every document the config applies to (config NULL: every document with all its
 -- configs), with a NOTICE every progress_every documents; for an async config it queues them.
--- Returns the number of documents.
+-- A document whose language has gone (its text search configuration was dropped) is skipped,
+-- with a WARNING. Returns the number of documents rechunked.
 CREATE FUNCTION knowledge.rechunk_all(config text DEFAULT NULL, progress_every int DEFAULT 100) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     c knowledge.chunk_configs;
     total bigint;
+    skipped bigint;
     done bigint := 0;
     doc_id bigint;
+    -- Languages no text search configuration has now: their documents cannot be chunked.
+    missing text[] := ARRAY(SELECT l.language FROM knowledge.languages AS l
+                            WHERE knowledge_internal.existing_language(l.language) IS NULL);
 BEGIN
     IF config IS NOT NULL THEN
         c := knowledge_internal.named_chunk_config(config);
@@ -693,10 +743,17 @@ BEGIN
     IF progress_every IS NULL OR progress_every < 1 THEN
         RAISE EXCEPTION 'progress_every must be at least 1, not %', progress_every USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT count(*) INTO total FROM knowledge.documents AS d
+    SELECT count(*) FILTER (WHERE d.language <> ALL (missing)), count(*) FILTER (WHERE d.language = ANY (missing))
+    INTO total, skipped FROM knowledge.documents AS d
     WHERE config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active);
+    IF skipped > 0 THEN
+        RAISE WARNING 'rechunk_all skips % documents whose language (%) no text search configuration has now; their chunks stay as they were',
+            skipped, array_to_string(missing, ', ')
+            USING HINT = 'Create the configuration again, or UPDATE those documents to another language.';
+    END IF;
     FOR doc_id IN SELECT d.id FROM knowledge.documents AS d
-                  WHERE config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active)
+                  WHERE (config IS NULL OR d.chunk_config = config OR (d.chunk_config IS NULL AND c.active))
+                    AND d.language <> ALL (missing)
                   ORDER BY d.id LOOP
         IF config IS NULL THEN
             PERFORM knowledge_internal.sync_document(doc_id);
@@ -717,11 +774,12 @@ $$;
 -- rechunks) and its chunks now, at the rate of its past writes with that model (chunks made per
 -- second of knowledge.embedding_writes.elapsed_ms), or of other configs' writes with the model
 -- when it has none; NULL seconds, with a note, when no write with the model was measured. Runs
--- with the owner's rights: it returns counts and a rate, as knowledge.embedding_run_stats does.
+-- as its caller, who reads knowledge.documents, knowledge.chunks' statistics and
+-- knowledge.embedding_writes (the store's owner and superusers may).
 CREATE FUNCTION knowledge.rechunk_estimate(config text, cfg jsonb DEFAULT NULL, model text DEFAULT NULL)
 RETURNS TABLE (documents bigint, chunks bigint, chunks_per_second float8, seconds float8,
                needs_confirmation boolean, note text)
-LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
     c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
     new_cfg jsonb := coalesce(rechunk_estimate.cfg, c.cfg);

@@ -36,10 +36,11 @@ WHERE pg_catalog.has_table_privilege('knowledge.chunks', 'SELECT');
 GRANT SELECT ON knowledge_internal.text_stats_visible TO PUBLIC;
 
 -- A config's chunks as of the last commit, from its lexeme '' rows (a few, indexed): cheaper
--- than counting knowledge.chunks, which no index of its own leads by config.
+-- than counting knowledge.chunks, which no index of its own leads by config. Through the view, so
+-- for a role that may read the chunks.
 CREATE FUNCTION knowledge_internal.config_chunk_count(config text) RETURNS bigint
 LANGUAGE sql STABLE
-RETURN (SELECT coalesce(sum(s.chunks), 0)::bigint FROM knowledge_internal.text_stats AS s
+RETURN (SELECT coalesce(sum(s.chunks), 0)::bigint FROM knowledge_internal.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = '');
 
 -- The differences of transactions in progress, per chunk row written, until their commit adds
@@ -80,8 +81,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 CREATE FUNCTION knowledge_internal.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
-    xid xid8 := pg_current_xact_id();
+    xid xid8;
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunks', 'count_text_stats');
+    xid := pg_current_xact_id();
     IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
         RETURN NEW;
     END IF;
@@ -117,6 +120,7 @@ DECLARE
     configs text[];
     lexemes text[];
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge_internal.text_stats_commits', 'add_text_stats');
     WITH mine AS (
         DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
     ), added AS (
@@ -159,6 +163,7 @@ DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION knowledge_internal.a
 CREATE FUNCTION knowledge_internal.clear_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN
+    PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunks', 'clear_text_stats');
     DELETE FROM knowledge_internal.text_stats;
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id();
     RETURN NULL;
@@ -240,7 +245,8 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
 $$;
 
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
--- or NULL: in each language documents are written in) that the config's chunks hold, each
+-- or NULL: in each language documents are written in, but one that no longer exists, with a
+-- WARNING) that the config's chunks hold, each
 -- with the number of chunks holding it (df), rarest first; the tsquery that finds the
 -- candidates (an OR of the rarest lexemes, see knowledge_internal.text_candidate_limit); and the
 -- config's chunk count and mean chunk length. All NULL when nothing of the query is there.
@@ -253,11 +259,21 @@ LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 DECLARE
     -- '' asks for the config's totals.
     words text[];
+    languages regconfig[] := ARRAY[text_query.language];
+    missing text[];
 BEGIN
+    IF text_query.language IS NULL THEN
+        SELECT array_agg(l.config) FILTER (WHERE l.config IS NOT NULL), array_agg(l.language) FILTER (WHERE l.config IS NULL)
+        INTO languages, missing
+        FROM (SELECT k.language, knowledge_internal.existing_language(k.language) AS config FROM knowledge.languages AS k) AS l;
+        IF missing IS NOT NULL THEN
+            RAISE WARNING 'search skips the documents'' language %: no text search configuration has that name now',
+                array_to_string(missing, ', ')
+                USING HINT = 'Create the configuration again, or UPDATE those documents to another language.';
+        END IF;
+    END IF;
     SELECT array_agg(DISTINCT t.lexeme) || '{""}' INTO words
-    FROM (SELECT text_query.language WHERE text_query.language IS NOT NULL
-          UNION SELECT l.language::regconfig FROM knowledge.languages AS l WHERE text_query.language IS NULL) AS l (language),
-         unnest(knowledge.text_vector(l.language, query)) AS t;
+    FROM unnest(languages) AS l (language), unnest(knowledge.text_vector(l.language, query)) AS t;
     WITH counted AS (
         SELECT s.lexeme, s.chunks, s.occurrences FROM knowledge_internal.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = ANY (words)

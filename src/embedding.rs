@@ -6,7 +6,7 @@ use crate::errors::Error;
 use crate::gucs;
 use crate::heap;
 use crate::models::{record, with_model, LEXICAL};
-use crate::stored_vectors::{raise, StoredVectors};
+use crate::stored_vectors::{embedding_scope, raise, StoredVectors};
 use crate::vector::Vector;
 use crate::vector_cache::with_cache;
 use pg_chunk_core::curve::Embeddings;
@@ -38,7 +38,8 @@ pub fn embed_texts(
     let started = Instant::now();
     // Opened only when the cache misses a text.
     let open_store = || StoredVectors::open(name, &spec, role).unwrap_or_else(|e| raise(e));
-    let embedding = Embedding { name, model, role, batch_size: gucs::batch_size() };
+    let scope = embedding_scope();
+    let embedding = Embedding { name, scope: &scope, model, role, batch_size: gucs::batch_size() };
     let reused = with_cache(|cache| {
         embed_reusing(embedding, texts, cache, open_store, &mut || {
             pgrx::check_for_interrupts!();

@@ -17,6 +17,7 @@ mod api;
 mod catalog;
 mod cfg;
 mod chunking;
+mod drop_guard;
 mod embedding;
 mod errors;
 mod gucs;
@@ -38,7 +39,8 @@ mod worker;
 //   4. stored_vectors: knowledge_internal.stored_vectors, looked up before embedding and saved after
 //   5. embedding: texts embedded through the cache and the stored vectors; a model as the core's embedder
 //   6. chunking: the core run with the model a cfg names; the rows of knowledge.chunk
-//   7. api, store, text_search, worker: the SQL functions and the queue's background workers
+//   7. api, store, text_search, worker, drop_guard: the SQL functions, the queue's background
+//      workers, and the hook that keeps a drop from deleting documents
 
 ::pgrx::pg_module_magic!(name, version);
 
@@ -58,7 +60,7 @@ extension_sql_file!(
     requires = [
         "models",
         embed_chunks_batch,
-        embed_chunks_stored,
+        embed_config_chunks,
         count_chunks_written,
         embedding_stats,
         model_file_sha256,
@@ -79,22 +81,32 @@ extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
 extension_sql_file!("../sql/replication.sql", name = "replication", requires = ["text_search", "queue"]);
 // A store spread over Citus workers, searched through the coordinator.
 extension_sql_file!("../sql/citus.sql", name = "citus", requires = ["attach", "search"]);
+// Refuses a drop that would delete documents: the event trigger that loads drop_guard.rs's hook.
+extension_sql_file!("../sql/drop_guard.sql", name = "drop_guard", requires = ["store", drop_guard_loaded]);
+// The store's owner, knowledge_store, and who may run what with its rights.
+extension_sql_file!(
+    "../sql/privileges.sql",
+    name = "privileges",
+    requires = ["store", "attach", "text_search", "search", "queue", "replication", "citus", "drop_guard"]
+);
 // Pins the search_path of every SQL function above.
 extension_sql_file!(
     "../sql/search_path.sql",
     name = "search_path",
-    requires = ["store", "attach", "text_search", "search", "queue", "replication", "citus"]
+    requires =
+        ["store", "attach", "text_search", "search", "queue", "replication", "citus", "drop_guard", "privileges"]
 );
 // Documentation for every function, readable with `\df+` and `obj_description()`.
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
 
-/// Registers the settings, the exception to pgrx's panic hook for PostgreSQL's own errors, and the
-/// queue's background workers when loaded by shared_preload_libraries; models load on first use
-/// in each backend, never here.
+/// Registers the settings, the exception to pgrx's panic hook for PostgreSQL's own errors, the
+/// hook that refuses to drop documents, and the queue's background workers when loaded by
+/// shared_preload_libraries; models load on first use in each backend, never here.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     errors::skip_panic_hook_for_postgres_errors();
     gucs::init();
+    drop_guard::install();
     worker::register();
 }
 

@@ -54,10 +54,42 @@ fn embed_chunks_batch(
     embedded_chunk_rows(document_ids, docs, cfg, model, "embed_chunks_batch")
 }
 
-/// What knowledge_internal.write_chunks stores: embed_chunks_batch, each text's vector looked up in
-/// knowledge_internal.stored_vectors first and saved there when it had to be embedded (docs/store.md, "Reuse: an edit embeds what it changed").
-/// Volatile: it writes that table.
+/// What knowledge_internal.write_chunks stores for chunk config `config`: embed_chunks_batch, each
+/// text's vector looked up in knowledge_internal.stored_vectors first (among those stored for
+/// `config`) and saved there when it had to be embedded (docs/store.md, "Reuse: an edit embeds
+/// what it changed"). Volatile: it writes that table.
 #[pg_extern(volatile, schema = "knowledge_internal")]
+fn embed_config_chunks(
+    config: &str,
+    document_ids: Option<Vec<Option<i64>>>,
+    docs: Option<Vec<Option<String>>>,
+    cfg: default!(Option<Cfg>, "'{}'"),
+    model: default!(Option<&str>, "NULL"),
+) -> Result<
+    TableIterator<
+        'static,
+        (
+            name!(document_id, i64),
+            name!(chunk_index, i32),
+            name!(content, String),
+            name!(char_offset, i32),
+            name!(char_length, i32),
+            name!(token_count, i32),
+            name!(metadata, JsonB),
+            name!(model, String),
+            name!(embedding, Option<Vector>),
+        ),
+    >,
+    ErrorReport,
+> {
+    stored_vectors::while_storing(config, || embedded_chunk_rows(document_ids, docs, cfg, model, "embed_config_chunks"))
+}
+
+/// embed_config_chunks as releases up to 0.4.0 call it, without a config (their vectors are
+/// stored for none): a library serves the SQL of earlier releases until `ALTER EXTENSION pg_chunk
+/// UPDATE` (catalog.rs), and their knowledge_internal.write_chunks calls this. Not in this
+/// release's SQL.
+#[pg_extern(volatile, schema = "knowledge_internal", sql = false)]
 fn embed_chunks_stored(
     document_ids: Option<Vec<Option<i64>>>,
     docs: Option<Vec<Option<String>>>,
@@ -80,7 +112,7 @@ fn embed_chunks_stored(
     >,
     ErrorReport,
 > {
-    stored_vectors::while_storing(|| embedded_chunk_rows(document_ids, docs, cfg, model, "embed_chunks_stored"))
+    stored_vectors::while_storing("", || embedded_chunk_rows(document_ids, docs, cfg, model, "embed_chunks_stored"))
 }
 
 type EmbeddedChunkTable = TableIterator<'static, (i64, i32, String, i32, i32, i32, JsonB, String, Option<Vector>)>;

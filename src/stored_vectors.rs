@@ -1,8 +1,10 @@
 //! knowledge_internal.stored_vectors: the vectors the store embedded, by what made them, so that
 //! knowledge_internal.write_chunks embeds a text only when no vector of it is stored. A vector's key is
 //! the sha256 of its model's vector identity (`models::vector_identity`: the row's fields and
-//! the files' sha256), the role and the text; nothing made under another identity matches.
-//! The table's rows are ordered by id, and past pg_chunk.stored_vectors_mb the lowest ids go.
+//! the files' sha256), the chunk config it was embedded for, the role and the text; nothing made
+//! under another identity, or for another config, matches (a config is the unit of tenancy:
+//! docs/security.md). The table's rows are ordered by id, and past pg_chunk.stored_vectors_mb the
+//! lowest ids go.
 
 use crate::errors::Error;
 use crate::gucs;
@@ -10,29 +12,43 @@ use crate::models::vector_identity;
 use pg_chunk_embed::reuse::{stored_vector_key, VectorStore};
 use pg_chunk_embed::{ModelKind, ModelSpec, Role};
 use pgrx::prelude::*;
-use std::cell::Cell;
+use std::cell::RefCell;
 
 thread_local! {
-    /// Whether the embedding in progress is the store's (knowledge_internal.embed_chunks_stored).
-    static STORING: Cell<bool> = const { Cell::new(false) };
+    /// The chunk config whose chunks the store is embedding now (knowledge_internal.embed_config_chunks),
+    /// None outside the store's embedding.
+    static STORING_FOR: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with stored vectors looked up and saved for every passage it embeds.
-pub fn while_storing<R>(f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
+/// Runs `f` with stored vectors looked up and saved, for `config`, for every passage it embeds.
+pub fn while_storing<R>(config: &str, f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<String>);
     impl Drop for Reset {
         fn drop(&mut self) {
-            STORING.set(self.0);
+            STORING_FOR.set(self.0.take());
         }
     }
-    let _reset = Reset(STORING.replace(true));
+    let _reset = Reset(STORING_FOR.replace(Some(config.to_string())));
     f()
+}
+
+/// Whose vectors an embedding in progress makes, for this backend's cache and the stored
+/// vectors' keys: the chunk config the store embeds for, or else the role calling (a pooled
+/// backend serves several roles, and none should learn from a cache hit what another embedded).
+pub fn embedding_scope() -> String {
+    STORING_FOR.with_borrow(|config| match config {
+        Some(config) => format!("config {config}"),
+        // SAFETY: reads the backend's current user id, a plain global.
+        None => format!("role {}", unsafe { pg_sys::GetUserId() }.to_u32()),
+    })
 }
 
 /// Stored vectors of one model, for the texts of one embedding call.
 pub struct StoredVectors {
     model: String,
     identity: [u8; 32],
+    /// `embedding_scope()`: the config the vectors are stored for.
+    scope: String,
     role: Role,
     /// At most this many rows stay (pg_chunk.stored_vectors_mb over a row's size).
     most_rows: i64,
@@ -54,7 +70,7 @@ impl StoredVectors {
     /// calling knowledge.rechunk runs as themself).
     pub fn open(model: &str, spec: &ModelSpec, role: Role) -> Result<Option<StoredVectors>, Error> {
         let room = gucs::stored_vectors_bytes();
-        if !STORING.get() || room == 0 || spec.kind == ModelKind::Static {
+        if STORING_FOR.with_borrow(Option::is_none) || room == 0 || spec.kind == ModelKind::Static {
             return Ok(None);
         }
         // (has_table_privilege with several privileges asks whether any of them is held.)
@@ -68,12 +84,19 @@ impl StoredVectors {
         }
         let most_rows = i64::try_from(room / row_bytes(spec.dimension)).unwrap_or(i64::MAX);
         let identity = vector_identity(model)?;
-        Ok(Some(StoredVectors { model: model.to_string(), identity, role, most_rows, dimension: spec.dimension }))
+        Ok(Some(StoredVectors {
+            model: model.to_string(),
+            identity,
+            scope: embedding_scope(),
+            role,
+            most_rows,
+            dimension: spec.dimension,
+        }))
     }
 
     /// The key of `text`'s vector (`reuse::stored_vector_key`), as bytea.
     fn key(&self, text: &str) -> Vec<u8> {
-        stored_vector_key(&self.identity, self.role, text).to_vec()
+        stored_vector_key(&self.identity, &self.scope, self.role, text).to_vec()
     }
 
     /// The stored vector of each text, if there is one of the model's dimension.

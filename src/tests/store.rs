@@ -192,7 +192,7 @@ mod tests {
     #[pg_test]
     fn the_store_reuses_vectors_only_for_a_role_that_may_read_and_write_them() {
         // Of a transformer: a static model's vectors are never stored.
-        let stored = format!("SELECT count(*) FROM knowledge_internal.embed_chunks_stored(ARRAY[1], ARRAY['{DOC}'], '{{\"inline_threshold\": 0}}', 'all-minilm-l6-v2') WHERE embedding IS NOT NULL");
+        let stored = format!("SELECT count(*) FROM knowledge_internal.embed_config_chunks('default', ARRAY[1], ARRAY['{DOC}'], '{{\"inline_threshold\": 0}}', 'all-minilm-l6-v2') WHERE embedding IS NOT NULL");
         // Without this backend's own cache, which would answer the second call.
         Spi::run("SET pg_chunk.embedding_cache_mb = 0").unwrap();
         Spi::run("CREATE ROLE reuse_plain_role").unwrap();

@@ -128,6 +128,10 @@ pub const TEXT_STATS_MISMATCHES: &str = include_str!("../fixtures/text_stats_mis
 /// The functions in schema knowledge without a comment, one row each (empty when every one has).
 pub const UNCOMMENTED_FUNCTIONS: &str = include_str!("../fixtures/uncommented_functions.sql");
 
+/// What breaks docs/security.md's rules for the store's owner and its functions, one row each
+/// (empty when they hold).
+pub const STORE_PRIVILEGE_VIOLATIONS: &str = include_str!("../fixtures/store_privilege_violations.sql");
+
 /// Rows where knowledge.chunks differs from what the store promises, as descriptions (empty
 /// when it holds): for every document and each config it is chunked with, exactly the rows of
 /// knowledge.chunk(content, effective_cfg) (where the cfg cuts with another model than the

@@ -270,4 +270,27 @@ fn a_distributed_store_is_chunked_on_its_workers_and_searched_as_one() {
     assert_eq!(refused(&mut client), ("55000".to_string(), "no Citus node takes shards".to_string()));
     takes_shards(&mut client, "1, 2", true);
     assert_same_answers(&mut client, &questions, "{}", "once every worker takes shards again");
+
+    // A table named with a quote, its columns with a percent sign: Citus formats the command it
+    // sends to each shard, and each name reaches the workers only as a literal.
+    client
+        .batch_execute(
+            r#"DROP TABLE IF EXISTS "citus_test_it's";
+               CREATE TABLE "citus_test_it's" ("id%s" bigint PRIMARY KEY, "body%%L" text);"#,
+        )
+        .unwrap();
+    client.batch_execute(r#"SELECT create_distributed_table('"citus_test_it''s"', 'id%s')"#).unwrap();
+    client
+        .batch_execute(r#"SELECT knowledge.attach_distributed('"citus_test_it''s"', 'id%s', 'body%%L')"#)
+        .unwrap_or_else(|e| panic!("attach_distributed of a table named with a quote: {e}"));
+    client
+        .batch_execute(r#"INSERT INTO "citus_test_it's" VALUES (1, 'Ammonites were shelled sea creatures.'), (2, 'Trilobites had compound eyes.')"#)
+        .unwrap();
+    let quoted = on_workers_i64(
+        &mut client,
+        "SELECT count(*) FROM knowledge.documents AS d JOIN knowledge.attachments AS a ON a.id = d.attachment_id
+         WHERE a.source::text LIKE '\"citus_test_it''s%' AND a.id_column = 'id%s' AND a.text_column = 'body%%L'",
+    );
+    assert_eq!(quoted.iter().sum::<i64>(), 2, "both rows mirrored on their workers: {quoted:?}");
+    client.batch_execute(r#"DROP TABLE "citus_test_it's""#).unwrap();
 }

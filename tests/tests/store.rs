@@ -303,6 +303,43 @@ fn attach_mirrors_a_table_with_an_awkward_name() {
     assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents"), 0);
 }
 
+/// A partitioned table's rows are mirrored through its partitions, whose triggers fire with a
+/// partition as their table (mirror_document accepts a partition of the attached table).
+#[test]
+fn attach_mirrors_a_partitioned_table() {
+    let mut client = store_database("attach_partitioned");
+    client
+        .batch_execute(
+            "CREATE TABLE notes (id int PRIMARY KEY, body text) PARTITION BY RANGE (id);
+             CREATE TABLE notes_low PARTITION OF notes FOR VALUES FROM (0) TO (100);
+             CREATE TABLE notes_high PARTITION OF notes FOR VALUES FROM (100) TO (200);
+             INSERT INTO notes VALUES (1, 'Bees cluster in winter. The queen stays warm.');",
+        )
+        .unwrap();
+    let mirrored: i64 = client.query_one("SELECT knowledge.attach('notes', 'id', 'body')", &[]).unwrap().get(0);
+    assert_eq!(mirrored, 1);
+    client
+        .batch_execute(
+            "INSERT INTO notes VALUES (150, 'Volcanoes erupt. Lava cools into basalt.'), (2, 'Glaciers carve valleys.');
+             UPDATE notes SET body = 'Sourdough rises slowly. Feed the starter.' WHERE id = 1;
+             DELETE FROM notes_low WHERE id = 2;",
+        )
+        .unwrap();
+    let rows =
+        client.query("SELECT source_key, content FROM knowledge.documents ORDER BY source_key::int", &[]).unwrap();
+    let got: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        got,
+        [
+            ("1".to_string(), "Sourdough rises slowly. Feed the starter.".to_string()),
+            ("150".to_string(), "Volcanoes erupt. Lava cools into basalt.".to_string()),
+        ]
+    );
+    assert_store_exact(&mut client, "mirrored partitioned table");
+    client.batch_execute("TRUNCATE notes").unwrap();
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents"), 0);
+}
+
 #[test]
 fn four_concurrent_writers_end_with_exactly_the_expected_chunks() {
     let mut client = store_database("concurrent");

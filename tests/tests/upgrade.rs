@@ -2,7 +2,8 @@
 //! same objects as a fresh install and with its documents and chunks intact.
 
 use pg_chunk_client_tests::{
-    empty_database, fresh_database, sample_document, TEXT_STATS_MISMATCHES, UNCOMMENTED_FUNCTIONS,
+    empty_database, fresh_database, sample_document, STORE_PRIVILEGE_VIOLATIONS, TEXT_STATS_MISMATCHES,
+    UNCOMMENTED_FUNCTIONS,
 };
 use postgres::Client;
 use std::collections::BTreeSet;
@@ -92,6 +93,9 @@ fn updating_from_each_earlier_release_gives_a_fresh_install_and_keeps_the_data()
             uncommented.is_empty(),
             "{version} → {current}: functions in knowledge without a comment: {uncommented:?}"
         );
+        let violations: Vec<String> =
+            client.query(STORE_PRIVILEGE_VIOLATIONS, &[]).unwrap().iter().map(|row| row.get(0)).collect();
+        assert!(violations.is_empty(), "{version} → {current}: docs/security.md's rules broken: {violations:#?}");
         assert_eq!(
             models(&mut client),
             want_models,

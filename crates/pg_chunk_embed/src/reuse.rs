@@ -36,6 +36,9 @@ pub struct Reused {
 pub struct Embedding<'a> {
     /// The name the cache keys the model's vectors by.
     pub name: &'a str,
+    /// Whose vectors these are (a chunk config of the store, say): the cache keeps each scope's
+    /// apart, as the store's keys do, so that no scope learns from a hit what another embedded.
+    pub scope: &'a str,
     /// The loaded model.
     pub model: &'a mut dyn SentenceModel,
     /// Which prefix the texts get.
@@ -54,9 +57,9 @@ pub fn embed_reusing<S: VectorStore>(
     open_store: impl FnOnce() -> Option<S>,
     between_batches: &mut dyn FnMut(),
 ) -> Result<Reused, EmbedError> {
-    let Embedding { name, model, role, batch_size } = embedding;
+    let Embedding { name, scope, model, role, batch_size } = embedding;
     let dim = model.spec().dimension;
-    let key = format!("{name}/{role}");
+    let key = format!("{name}/{role}/{scope}");
     let mut data = vec![0f32; texts.len() * dim];
     // Texts not in the cache, each once, with every position it fills.
     let mut missing: Vec<&str> = Vec::new();
@@ -129,11 +132,14 @@ fn at_batch_start(index: usize, batch_size: usize, between_batches: &mut dyn FnM
 }
 
 /// The key a store keeps `text`'s vector under, for a model of vector identity `identity`
-/// (files::vector_identity) and `role`: the first 16 bytes of a sha256 (a collision among 2^40
+/// (files::vector_identity), `scope` (the chunk config whose vector it is: a text another config
+/// embedded does not match) and `role`: the first 16 bytes of a sha256 (a collision among 2^40
 /// stored texts has odds of about 10^-15), which lets a 384-dimension row fit five to a page.
-pub fn stored_vector_key(identity: &[u8; 32], role: Role, text: &str) -> [u8; 16] {
+pub fn stored_vector_key(identity: &[u8; 32], scope: &str, role: Role, text: &str) -> [u8; 16] {
     let mut hasher = Sha256::new();
     hasher.update(identity);
+    hasher.update((scope.len() as u64).to_le_bytes());
+    hasher.update(scope.as_bytes());
     hasher.update(role.as_str().as_bytes());
     hasher.update([0]);
     hasher.update(text.as_bytes());

@@ -67,7 +67,7 @@ impl VectorStore for &Store {
 }
 
 fn run(model: &mut Lengths, texts: &[&str], cache: &mut EmbeddingCache, store: Option<&Store>) -> Reused {
-    let embedding = Embedding { name: "lengths", model, role: Role::Passage, batch_size: 4 };
+    let embedding = Embedding { name: "lengths", scope: "", model, role: Role::Passage, batch_size: 4 };
     embed_reusing(embedding, texts, cache, || store, &mut || {}).unwrap()
 }
 
@@ -94,7 +94,7 @@ fn the_store_is_asked_before_the_model_and_keeps_what_it_made() {
     assert_eq!((reused.stored_hits, reused.embedded), (1, 2));
     assert_eq!(*store.saved.borrow(), ["new", "short"]);
     // All cached now: the store is not opened.
-    let embedding = Embedding { name: "lengths", model: &mut model, role: Role::Passage, batch_size: 4 };
+    let embedding = Embedding { name: "lengths", scope: "", model: &mut model, role: Role::Passage, batch_size: 4 };
     let cached =
         embed_reusing(embedding, &["new", "stored"], &mut cache, || -> Option<&Store> { panic!("opened") }, &mut || {});
     assert_eq!(cached.unwrap().cache_hits, 2);
@@ -104,11 +104,11 @@ fn the_store_is_asked_before_the_model_and_keeps_what_it_made() {
 fn roles_are_cached_apart_and_a_wrong_dimension_is_an_error() {
     let (mut model, mut cache) = (lengths(), EmbeddingCache::new(1 << 20));
     run(&mut model, &["ab"], &mut cache, None);
-    let embedding = Embedding { name: "lengths", model: &mut model, role: Role::Query, batch_size: 4 };
+    let embedding = Embedding { name: "lengths", scope: "", model: &mut model, role: Role::Query, batch_size: 4 };
     let query = embed_reusing::<&Store>(embedding, &["ab"], &mut cache, || None, &mut || {}).unwrap();
     assert_eq!((query.vectors, query.embedded), (vec![2.0, 1.0], 1));
     model.dimension_out = 3;
-    let embedding = Embedding { name: "lengths", model: &mut model, role: Role::Passage, batch_size: 4 };
+    let embedding = Embedding { name: "lengths", scope: "", model: &mut model, role: Role::Passage, batch_size: 4 };
     let wrong = embed_reusing::<&Store>(embedding, &["new"], &mut cache, || None, &mut || {});
     assert!(matches!(wrong, Err(EmbedError::DimensionMismatch { expected: 2, found: 3 })), "{wrong:?}");
 }
@@ -118,21 +118,38 @@ fn the_caller_may_stop_the_cache_look_ups_and_stores_every_batch() {
     let (mut model, mut cache) = (lengths(), EmbeddingCache::new(1 << 20));
     let texts = ["a", "bb", "ccc", "dddd", "eeeee"];
     let mut calls = 0;
-    let embedding = Embedding { name: "lengths", model: &mut model, role: Role::Passage, batch_size: 2 };
+    let embedding = Embedding { name: "lengths", scope: "", model: &mut model, role: Role::Passage, batch_size: 2 };
     embed_reusing::<&Store>(embedding, &texts, &mut cache, || None, &mut || calls += 1).unwrap();
     // Three batches of look-ups and three of stores (the test model itself never calls).
     assert_eq!(calls, 6);
     calls = 0;
-    let embedding = Embedding { name: "lengths", model: &mut model, role: Role::Passage, batch_size: 2 };
+    let embedding = Embedding { name: "lengths", scope: "", model: &mut model, role: Role::Passage, batch_size: 2 };
     embed_reusing::<&Store>(embedding, &texts, &mut cache, || None, &mut || calls += 1).unwrap();
     assert_eq!(calls, 3, "all cached: look-ups only");
 }
 
 #[test]
-fn stored_keys_differ_by_identity_role_and_text() {
-    let key = stored_vector_key(&[1; 32], Role::Passage, "text");
-    assert_ne!(key, stored_vector_key(&[2; 32], Role::Passage, "text"));
-    assert_ne!(key, stored_vector_key(&[1; 32], Role::Query, "text"));
-    assert_ne!(key, stored_vector_key(&[1; 32], Role::Passage, "text "));
-    assert_eq!(key, stored_vector_key(&[1; 32], Role::Passage, "text"));
+fn stored_keys_differ_by_identity_scope_role_and_text() {
+    let key = stored_vector_key(&[1; 32], "a", Role::Passage, "text");
+    assert_ne!(key, stored_vector_key(&[2; 32], "a", Role::Passage, "text"));
+    assert_ne!(key, stored_vector_key(&[1; 32], "b", Role::Passage, "text"));
+    assert_ne!(key, stored_vector_key(&[1; 32], "", Role::Passage, "text"));
+    assert_ne!(key, stored_vector_key(&[1; 32], "a", Role::Query, "text"));
+    assert_ne!(key, stored_vector_key(&[1; 32], "a", Role::Passage, "text "));
+    // The scope's length is hashed: its end cannot move into the role or the text.
+    assert_ne!(
+        stored_vector_key(&[1; 32], "ab", Role::Passage, "text"),
+        stored_vector_key(&[1; 32], "a", Role::Passage, "btext")
+    );
+    assert_eq!(key, stored_vector_key(&[1; 32], "a", Role::Passage, "text"));
+}
+
+#[test]
+fn scopes_are_cached_apart() {
+    let (mut model, mut cache) = (lengths(), EmbeddingCache::new(1 << 20));
+    for (scope, embedded) in [("a", 1), ("a", 0), ("b", 1)] {
+        let embedding = Embedding { name: "lengths", scope, model: &mut model, role: Role::Passage, batch_size: 4 };
+        let reused = embed_reusing::<&Store>(embedding, &["ab"], &mut cache, || None, &mut || {}).unwrap();
+        assert_eq!((reused.embedded, reused.cache_hits), (embedded, 1 - embedded), "scope {scope}");
+    }
 }
