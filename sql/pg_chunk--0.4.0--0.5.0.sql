@@ -1580,11 +1580,15 @@ DECLARE
     store_role CONSTANT name := 'knowledge_store';
     existing pg_catalog.pg_roles;
 BEGIN
-    SELECT * INTO existing FROM pg_catalog.pg_roles AS r WHERE r.rolname = store_role;
-    IF NOT FOUND THEN
-        EXECUTE format('CREATE ROLE %I NOLOGIN NOINHERIT', store_role);
-        RETURN;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles AS r WHERE r.rolname = store_role) THEN
+        BEGIN
+            EXECUTE format('CREATE ROLE %I NOLOGIN NOINHERIT', store_role);
+            RETURN;
+        EXCEPTION WHEN unique_violation OR duplicate_object THEN
+            -- Made meanwhile by CREATE EXTENSION in another database: checked as any other.
+        END;
     END IF;
+    SELECT * INTO existing FROM pg_catalog.pg_roles AS r WHERE r.rolname = store_role;
     IF existing.rolsuper OR existing.rolcanlogin OR existing.rolcreaterole OR existing.rolcreatedb OR existing.rolreplication
        OR existing.rolbypassrls
        OR EXISTS (SELECT FROM pg_catalog.pg_auth_members AS m WHERE m.member = existing.oid)
