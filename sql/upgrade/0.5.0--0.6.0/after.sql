@@ -1,0 +1,1 @@
+-- 0.5.0 → 0.6.0, after the functions: triggers, indexes, data backfills.

@@ -1,0 +1,2 @@
+-- 0.5.0 → 0.6.0, before the functions: schema moves, dropped or re-typed functions,
+-- the new C functions, tables and views.
