@@ -63,8 +63,16 @@ if ((existing)); then
 fi
 
 step "PostgreSQL 15 cluster"
+was_running=0
+pg_lsclusters -h 2>/dev/null | awk '$1 == "15" && $2 == "main" {print $4}' | grep -q online && was_running=1
 start_cluster
 ensure_superuser_role
+# A running server that preloads pg_chunk keeps the library it started with, older than the SQL
+# just installed (docs/operations.md, "Upgrading"): restarted, it loads the new one.
+if ((was_running)) && psql -X -qAt -d postgres -c "SHOW shared_preload_libraries" | tr ',' '\n' | sed 's/^ *//; s/ *$//' | grep -qxF pg_chunk; then
+    restart_cluster
+    changed "restarted 15 main, which preloads pg_chunk, to load the library just installed"
+fi
 
 step "background workers (chunk configs in async mode)"
 configure_workers pg_chunk_demo
@@ -86,7 +94,7 @@ if ((documents == 0)); then
     changed "created extension pg_chunk afresh in database $demo_db"
 else
     psql -X -q -v ON_ERROR_STOP=1 -d "$demo_db" -c "ALTER EXTENSION pg_chunk UPDATE"
-    changed "updated extension pg_chunk in database $demo_db, keeping its $documents documents"
+    changed "updated extension pg_chunk in database $demo_db; the $documents document(s) in its store kept"
 fi
 say "knowledge.chunk(examples/sample.txt) in database $demo_db:"
 psql -X -v ON_ERROR_STOP=1 -d "$demo_db" <<'SQL'
