@@ -5,7 +5,8 @@
 # version it needs; labelled 0.8.0 (its control file's default_version and install script, as a
 # 0.8.0 package has them) the install runs through and leaves every pgvector file as it was,
 # checked by sha256 before and after. cargo-pgrx's list of installations is kept apart
-# (PGRX_HOME), so that the install's `cargo pgrx init` does not rewrite the tests' own.
+# (PGRX_HOME), so that the install's `cargo pgrx init` does not rewrite the tests' own; it starts
+# out naming a PostgreSQL that is gone, which the install has to take off it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -51,6 +52,11 @@ grep -F "pg_chunk needs 0.8.0 or later" "$root/older.log" >&2 || {
 [ "$(pgvector_sums)" = "$before" ] || { echo "install.sh changed pgvector 0.7.4's files" >&2; exit 1; }
 say "with pgvector 0.7.4: stopped, saying so; its files as they were"
 
+# cargo-pgrx's list as a build directory removed since leaves it: a 17 that is gone, then this
+# PostgreSQL. pgrx's build asks each pg_config on the list in turn for its version until one is
+# the PostgreSQL it builds for, so the install has to take the gone one off.
+mkdir -p "$root/pgrx"
+printf '[configs]\npg17 = "%s"\npg16 = "%s"\n' "$root/gone/bin/pg_config" "$pg_config" >"$root/pgrx/config.toml"
 label_pgvector 0.8.0
 before=$(pgvector_sums)
 run_install 2>&1 | tee "$root/install.log" | sed 's/^/    | /'
@@ -61,4 +67,7 @@ fi
 grep -F "pgvector 0.8.0 in" "$root/install.log" >/dev/null
 [ -f "$("$pg_config" --pkglibdir)/pg_chunk.so" ] || { echo "install.sh installed no pg_chunk.so" >&2; exit 1; }
 say "with pgvector 0.8.0: pg_chunk installed, and every pgvector file has its sha256 of before ($(wc -l <<<"$before") files)"
+grep -F "$root/gone/bin/pg_config, which is gone: taken off it" "$root/install.log" >/dev/null
+! grep -F "$root/gone" "$root/pgrx/config.toml" || { echo "cargo-pgrx's list still names the gone PostgreSQL" >&2; exit 1; }
+say "a gone PostgreSQL on cargo-pgrx's list: the install took it off"
 rm -rf "$root"

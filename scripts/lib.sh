@@ -254,13 +254,21 @@ move_library_aside() {
     if [ -f "$library" ]; then mv -f "$library" "$library.previous"; fi
 }
 
-# Tells cargo-pgrx the PostgreSQL installations to build for, each --pgN=PG_CONFIG (cargo pgrx
-# init rewrites its list, so it names all of them), unless it knows them already.
+# Tells cargo-pgrx the PostgreSQL installations to build for, each --pgN=PG_CONFIG, unless it knows
+# them already (cargo pgrx init adds to its list). An entry whose pg_config is gone, left by a build
+# directory since removed, is taken off the list first: pgrx's build asks the pg_configs on the
+# list for their versions in turn, so a gone one fails every build it comes before.
 pgrx_init() {
-    local option unknown=0
+    local option listed unknown=0 config=${PGRX_HOME:-$HOME/.pgrx}/config.toml
+    while read -r listed; do
+        [ -x "$listed" ] && continue
+        say "pgrx's list names $listed, which is gone: taken off it"
+        grep -vF " = \"$listed\"" "$config" >"$config.new" || true
+        mv "$config.new" "$config"
+    done < <(sed -nE 's/^pg[0-9]+ = "(.*)"$/\1/p' "$config" 2>/dev/null)
     for option in "$@"; do
         option=${option#--}
-        grep -qsxF "${option%%=*} = \"${option#*=}\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml" || unknown=1
+        grep -qsxF "${option%%=*} = \"${option#*=}\"" "$config" || unknown=1
     done
     if ((unknown)); then cargo pgrx init "$@"; else say "pgrx knows $*"; fi
 }

@@ -59,7 +59,7 @@ step "clients: the Python package, examples/rag_langchain.py, docs/clients.md's 
 bash clients/test.sh
 
 # The other PostgreSQL versions, set up on the first run (scripts/install.sh builds none), and
-# cargo-pgrx told of all three (its init rewrites the list).
+# cargo-pgrx told of all three.
 for version in $TEST_VERSIONS; do bash "scripts/postgresql$version.sh"; done
 versions=(--pg15="$PG_CONFIG")
 for version in $TEST_VERSIONS; do versions+=(--pg"$version"="$(test_pg_config "$version")"); done
