@@ -225,7 +225,7 @@ BEGIN
         FROM (SELECT knowledge_internal.text_statistics((settings.config).name, query, settings.language) AS part
               FROM knowledge_internal.citus_workers) AS w;
         -- Every worker's lexemes, their counts summed, ranked as one store's are.
-        SELECT t.lexemes, t.dfs, t.candidates INTO q.lexemes, q.df, q.text_candidates
+        SELECT t.lexemes, t.dfs INTO q.lexemes, q.df
         FROM (SELECT array_agg(l.lexeme) AS lexeme, array_agg(l.df) AS df
               FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)) AS given,
              knowledge_internal.text_terms(given.lexeme, given.df) AS t;
