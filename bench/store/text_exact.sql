@@ -11,6 +11,9 @@
 --   psql -d DB -v config=C -f text_exact.sql
 -- Prints "way<TAB>p50_ms<TAB>p95_ms<TAB>queries<TAB>% of the reference's top 10<TAB>queries exact".
 \set ON_ERROR_STOP on
+-- As knowledge.search runs its statement (sql/search.sql): the other ways' plans are costly
+-- enough for JIT too, whose compiling would be most of their time.
+SET jit = off;
 SELECT set_config('bench.config', :'config', false) AS config \gset
 CREATE TEMP TABLE text_ways (way text, i bigint, ms float8, ids bigint[]);
 DO $$
