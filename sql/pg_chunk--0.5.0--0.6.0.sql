@@ -9,6 +9,14 @@
 -- 0.5.0 → 0.6.0, before the functions: schema moves, dropped or re-typed functions,
 -- the new C functions, tables and views.
 
+-- The text leg scores candidates until no other chunk can be among the best (exact BM25), not
+-- the first 2,000 holding the rarest lexemes: no candidates tsquery, no limit.
+DROP FUNCTION knowledge_internal.text_statistics(text, text, regconfig);
+DROP FUNCTION knowledge_internal.text_query(text, text, regconfig);
+DROP FUNCTION knowledge_internal.text_terms(text[], float8[]);
+DROP FUNCTION knowledge_internal.text_candidate_limit();
+ALTER TYPE knowledge_internal.search_query DROP ATTRIBUTE text_candidates;
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.fires_on(fired oid, expected regclass, trigger_function text) RETURNS void
@@ -774,9 +782,6 @@ $$;
 
 REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION knowledge_internal.text_candidate_limit() RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 2000::bigint $$;
-
 CREATE OR REPLACE FUNCTION knowledge_internal.pending_text_stats(config text, words text[])
 RETURNS TABLE (lexeme text, chunks bigint, occurrences bigint)
 LANGUAGE plpgsql STABLE AS $$
@@ -789,23 +794,25 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge_internal.text_terms(lexeme text[], df float8[],
-    OUT lexemes text[], OUT dfs float8[], OUT candidates tsquery)
+CREATE OR REPLACE FUNCTION knowledge_internal.text_terms(lexeme text[], df float8[], OUT lexemes text[], OUT dfs float8[])
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    WITH summed AS (
-        SELECT t.lexeme, sum(t.df) AS df FROM unnest(text_terms.lexeme, text_terms.df) AS t (lexeme, df) GROUP BY t.lexeme
-    ), ordered AS (
-        SELECT s.lexeme, s.df, sum(s.df) OVER (ORDER BY s.df, s.lexeme) - s.df AS before FROM summed AS s
-    )
-    SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
-           -- Quoted as tsquery input wants: backslashes and quotes doubled.
-           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
-    FROM ordered AS o
+    SELECT array_agg(s.lexeme ORDER BY s.df, s.lexeme), array_agg(s.df ORDER BY s.df, s.lexeme)
+    FROM (SELECT t.lexeme, sum(t.df) AS df FROM unnest(text_terms.lexeme, text_terms.df) AS t (lexeme, df)
+          GROUP BY t.lexeme) AS s
 $$;
 
+CREATE OR REPLACE FUNCTION knowledge_internal.any_lexeme(lexemes text[]) RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT string_agg('''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''', ' | ')::tsquery
+        FROM unnest(lexemes) AS l (lexeme));
+
+CREATE OR REPLACE FUNCTION knowledge_internal.bm25_bound(df float8[], chunks float8, k1 float8) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT coalesce(sum(ln(1 + (chunks - d.df + 0.5) / (d.df + 0.5))), 0) * (k1 + 1) * 1.000001
+        FROM unnest(df) AS d (df));
+
 CREATE OR REPLACE FUNCTION knowledge_internal.text_query(config text, query text, language regconfig,
-    OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
+    OUT lexemes text[], OUT df float8[], OUT chunks float8, OUT average_length float8)
 LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 DECLARE
     -- '' asks for the config's totals.
@@ -836,8 +843,8 @@ BEGIN
     )
     SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
            (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
-           t.lexemes, t.dfs, t.candidates
-    INTO chunks, average_length, lexemes, df, candidates
+           t.lexemes, t.dfs
+    INTO chunks, average_length, lexemes, df
     FROM (SELECT array_agg(f.lexeme) AS lexeme, array_agg(f.df) AS df FROM found AS f WHERE f.lexeme <> '') AS given,
          knowledge_internal.text_terms(given.lexeme, given.df) AS t;
 END
@@ -959,15 +966,40 @@ BEGIN
                     AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
                   ORDER BY %1$s <=> ($2).vector LIMIT ($2).candidates) AS c
         ), text_hits AS (
+            -- BM25's exact best ($2).candidates (ties by id), found without scoring every chunk
+            -- that holds a lexeme of the query (MaxScore's split of the lexemes): for m = 1, 2,
+            -- ... the chunks holding the m-th rarest lexeme are scored (by all the lexemes) and
+            -- the best of them and of those kept before are kept (UNION: a chunk holding several
+            -- is scored again, to the same score), until the last of the best scores above what
+            -- a chunk can score from the lexemes after the m-th alone
+            -- (knowledge_internal.bm25_bound), or m takes them all. No chunk left unscored can
+            -- then be among the best.
             SELECT t.id, t.score, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-            FROM (SELECT c.id, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1, ($1).b,
-                                                       ($2).average_length) AS score
-                  FROM (SELECT c.id, c.tsv FROM knowledge.chunks AS c %4$s
-                        WHERE ($1).mode <> 'vector' AND c.chunk_config = %3$L AND c.tsv @@ ($2).text_candidates
-                          AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
-                          AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
-                        LIMIT knowledge_internal.text_candidate_limit()) AS c
-                  ORDER BY score DESC, c.id LIMIT ($2).candidates) AS t
+            FROM (WITH RECURSIVE scored (terms, done, ids, scores) AS (
+                      SELECT 0, coalesce(cardinality(($2).lexemes), 0) = 0, NULL::bigint[], NULL::float8[]
+                      WHERE ($1).mode <> 'vector'
+                      UNION ALL
+                      SELECT s.terms + 1, b.done, b.ids, b.scores
+                      FROM scored AS s,
+                           LATERAL (SELECT array_agg(c.id ORDER BY c.score DESC, c.id) AS ids,
+                                           array_agg(c.score ORDER BY c.score DESC, c.id) AS scores,
+                                           s.terms + 1 = cardinality(($2).lexemes)
+                                           OR (count(*) = ($2).candidates
+                                               AND min(c.score) > knowledge_internal.bm25_bound(
+                                                   (($2).df)[s.terms + 2:], ($2).chunks, ($1).k1)) AS done
+                                    FROM (SELECT k.id, k.score FROM unnest(s.ids, s.scores) AS k (id, score)
+                                          UNION
+                                          SELECT c.id, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks,
+                                                                               ($1).k1, ($1).b, ($2).average_length)
+                                          FROM knowledge.chunks AS c %4$s
+                                          WHERE c.chunk_config = %3$L
+                                            AND c.tsv @@ knowledge_internal.any_lexeme((($2).lexemes)[s.terms + 1:s.terms + 1])
+                                            AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
+                                            AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                                          ORDER BY score DESC, id LIMIT ($2).candidates) AS c) AS b
+                      WHERE NOT s.done
+                  )
+                  SELECT h.id, h.score FROM scored AS s, unnest(s.ids, s.scores) AS h (id, score) WHERE s.done) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank, t.score AS bm25,
                    coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf
@@ -1075,6 +1107,9 @@ LANGUAGE plpgsql STABLE
 SET hnsw.ef_search = 100
 -- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
 SET hnsw.iterative_scan = 'strict_order'
+-- The text leg's recursive query has plans whose estimated cost passes jit_above_cost: compiling
+-- them took 30 to 110 ms of a 5 ms search on a server built with JIT.
+SET jit = off
 AS $$
 DECLARE
     settings knowledge_internal.search_settings := knowledge_internal.search_options(options);
@@ -1309,6 +1344,9 @@ RETURNS knowledge_internal.search_candidate[]
 LANGUAGE plpgsql STABLE
 SET hnsw.ef_search = 100
 SET hnsw.iterative_scan = 'strict_order'
+-- The text leg's recursive query has plans whose estimated cost passes jit_above_cost: compiling
+-- them took 30 to 110 ms of a 5 ms search on a server built with JIT.
+SET jit = off
 AS $$
 DECLARE
     found knowledge_internal.search_candidate[];
@@ -1475,7 +1513,7 @@ BEGIN
         FROM (SELECT knowledge_internal.text_statistics((settings.config).name, query, settings.language) AS part
               FROM knowledge_internal.citus_workers) AS w;
         -- Every worker's lexemes, their counts summed, ranked as one store's are.
-        SELECT t.lexemes, t.dfs, t.candidates INTO q.lexemes, q.df, q.text_candidates
+        SELECT t.lexemes, t.dfs INTO q.lexemes, q.df
         FROM (SELECT array_agg(l.lexeme) AS lexeme, array_agg(l.df) AS df
               FROM unnest(parts) AS p, unnest(p.lexemes, p.df) AS l (lexeme, df)) AS given,
              knowledge_internal.text_terms(given.lexeme, given.df) AS t;

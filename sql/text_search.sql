@@ -202,14 +202,6 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 
--- How many chunks the text leg scores at most. Each costs a visit to its row (the GIN index only
--- says which chunks match), so this bounds a search's work. A query's rarest lexemes pick the
--- candidates until their chunk counts would add up to more than this; the commoner ones only add
--- to the candidates' scores, at the cost of chunks that hold none of the rarer words. When even
--- the rarest lexeme is in more chunks, the first this many of them found are scored.
-CREATE FUNCTION knowledge_internal.text_candidate_limit() RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 2000::bigint $$;
-
 -- The calling transaction's own pending differences of config's statistics for these lexemes.
 -- None without an xid (a transaction that has written nothing, or any on a standby, where the
 -- unlogged table cannot even be opened: plpgsql plans the query only when it runs).
@@ -227,34 +219,41 @@ $$;
 
 -- A query's lexemes as the text leg ranks them: each with the number of chunks holding it (df;
 -- a lexeme given more than once, by several Citus workers say, has its counts summed), rarest
--- first, and the tsquery that finds the candidates: an OR of the rarest lexemes, as many as
--- knowledge_internal.text_candidate_limit allows. All NULL for no lexemes.
-CREATE FUNCTION knowledge_internal.text_terms(lexeme text[], df float8[],
-    OUT lexemes text[], OUT dfs float8[], OUT candidates tsquery)
+-- first, which is the order of the most each can add to a score (knowledge_internal.bm25_bound).
+-- Both NULL for no lexemes.
+CREATE FUNCTION knowledge_internal.text_terms(lexeme text[], df float8[], OUT lexemes text[], OUT dfs float8[])
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    WITH summed AS (
-        SELECT t.lexeme, sum(t.df) AS df FROM unnest(text_terms.lexeme, text_terms.df) AS t (lexeme, df) GROUP BY t.lexeme
-    ), ordered AS (
-        SELECT s.lexeme, s.df, sum(s.df) OVER (ORDER BY s.df, s.lexeme) - s.df AS before FROM summed AS s
-    )
-    SELECT array_agg(o.lexeme ORDER BY o.df, o.lexeme), array_agg(o.df ORDER BY o.df, o.lexeme),
-           -- Quoted as tsquery input wants: backslashes and quotes doubled.
-           string_agg('''' || replace(replace(o.lexeme, '\', '\\'), '''', '''''') || '''', ' | ' ORDER BY o.df, o.lexeme)
-               FILTER (WHERE o.before < knowledge_internal.text_candidate_limit())::tsquery
-    FROM ordered AS o
+    SELECT array_agg(s.lexeme ORDER BY s.df, s.lexeme), array_agg(s.df ORDER BY s.df, s.lexeme)
+    FROM (SELECT t.lexeme, sum(t.df) AS df FROM unnest(text_terms.lexeme, text_terms.df) AS t (lexeme, df)
+          GROUP BY t.lexeme) AS s
 $$;
+
+-- The tsquery that finds the chunks holding any of these lexemes (quoted as tsquery input wants
+-- them: backslashes and quotes doubled). NULL for none.
+CREATE FUNCTION knowledge_internal.any_lexeme(lexemes text[]) RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT string_agg('''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''', ' | ')::tsquery
+        FROM unnest(lexemes) AS l (lexeme));
+
+-- More than any chunk can score by BM25 (knowledge_internal.bm25) from lexemes found in df of
+-- `chunks` chunks each: a lexeme adds less than idf · (k1 + 1), since tf / (tf + k1 · ...) < 1
+-- (k1 = 0: exactly idf, so this bound is "at most"). A millionth over, for sums rounded in
+-- another order; 0 for no lexemes.
+CREATE FUNCTION knowledge_internal.bm25_bound(df float8[], chunks float8, k1 float8) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT coalesce(sum(ln(1 + (chunks - d.df + 0.5) / (d.df + 0.5))), 0) * (k1 + 1) * 1.000001
+        FROM unnest(df) AS d (df));
 
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
 -- or NULL: in each language documents are written in, but one that no longer exists, with a
 -- WARNING) that the config's chunks hold, each
--- with the number of chunks holding it (df), rarest first; the tsquery that finds the
--- candidates (an OR of the rarest lexemes, see knowledge_internal.text_candidate_limit); and the
--- config's chunk count and mean chunk length. All NULL when nothing of the query is there.
+-- with the number of chunks holding it (df), rarest first; and the config's chunk count and
+-- mean chunk length. All NULL when nothing of the query is there.
 -- The statistics are knowledge_internal.text_stats with the calling transaction's own pending
 -- differences, so a transaction sees the figures of the chunks it sees. Its plans use the
 -- indexes (as knowledge_internal.add_text_stats's do).
 CREATE FUNCTION knowledge_internal.text_query(config text, query text, language regconfig,
-    OUT lexemes text[], OUT df float8[], OUT candidates tsquery, OUT chunks float8, OUT average_length float8)
+    OUT lexemes text[], OUT df float8[], OUT chunks float8, OUT average_length float8)
 LANGUAGE plpgsql STABLE SET enable_seqscan = off AS $$
 DECLARE
     -- '' asks for the config's totals.
@@ -285,8 +284,8 @@ BEGIN
     )
     SELECT (SELECT f.df FROM found AS f WHERE f.lexeme = ''),
            (SELECT f.occurrences / f.df FROM found AS f WHERE f.lexeme = ''),
-           t.lexemes, t.dfs, t.candidates
-    INTO chunks, average_length, lexemes, df, candidates
+           t.lexemes, t.dfs
+    INTO chunks, average_length, lexemes, df
     FROM (SELECT array_agg(f.lexeme) AS lexeme, array_agg(f.df) AS df FROM found AS f WHERE f.lexeme <> '') AS given,
          knowledge_internal.text_terms(given.lexeme, given.df) AS t;
 END

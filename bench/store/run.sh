@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Store benchmark: documents/s through the knowledge.documents trigger against
-# chunking and embedding the same documents alone, and knowledge.search latency at 100,000
-# chunks. Prints markdown tables.
+# chunking and embedding the same documents alone, knowledge.search latency at 100,000 chunks,
+# and its text leg against exhaustive BM25 there (text_exact.sql). Prints markdown tables.
 #
 #   bash bench/store/run.sh
 #
@@ -85,6 +85,8 @@ search_bench_alone=$(sql -v config=bench100k -v embedding=excluded -f $HERE/sear
 sql -c "SET client_min_messages = warning" -c "INSERT INTO knowledge.documents (content) SELECT body FROM bench_pages ORDER BY page LIMIT $MINILM_PAGES"
 minilm_chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'default'")
 search_minilm=$(sql -v config=default -v embedding=included -f $HERE/search.sql)
+step "store benchmark: the text leg against exhaustive BM25"
+text_exact=$(sql -v config=bench100k -f $HERE/text_exact.sql)
 
 # What follows is also written to RESULTS/store.md (default bench/store/results, the latest run
 # kept beside this script; RESULTS= only prints it).
@@ -121,3 +123,7 @@ row() { awk -F'\t' -v m="$1" -v e="$2" -v c="$3" '{ printf "| %s, %s | %s | %s |
 row potion-base-8m included "$chunks" <<<"$search_bench"
 row potion-base-8m excluded "$chunks" <<<"$search_bench_alone"
 row all-minilm-l6-v2 included "$minilm_chunks" <<<"$search_minilm"
+echo
+echo "| text leg (k = 10, $chunks chunks; bench/store/text_exact.sql) | p50 ms | p95 ms | queries | % of exhaustive BM25's top 10 | queries with exactly its top 10 |"
+echo "|---|---|---|---|---|---|"
+awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6 }' <<<"$text_exact"
