@@ -70,16 +70,16 @@ impl Bm25 {
 
     /// The score of `tsv` for query terms `(lexeme, idf)`; `terms` must be sorted by lexeme
     /// (byte order) without repeats, which [`sorted_terms`] gives. One pass over the tsvector.
-    pub fn score(&self, tsv: &TsVector, terms: &[(&[u8], f64)]) -> f64 {
+    pub fn score<L: AsRef<[u8]>>(&self, tsv: &TsVector, terms: &[(L, f64)]) -> f64 {
         let mut length = 0usize;
         let mut matched: Vec<(usize, f64)> = Vec::with_capacity(terms.len());
         let mut next = 0;
         for (lexeme, occurrences) in tsv.lexemes() {
             length += occurrences;
-            while next < terms.len() && terms[next].0 < lexeme {
+            while next < terms.len() && terms[next].0.as_ref() < lexeme {
                 next += 1;
             }
-            if next < terms.len() && terms[next].0 == lexeme {
+            if next < terms.len() && terms[next].0.as_ref() == lexeme {
                 matched.push((occurrences, terms[next].1));
                 next += 1;
             }
