@@ -29,7 +29,7 @@ CREATE FUNCTION knowledge_internal.search_candidates(settings knowledge_internal
                                                      q knowledge_internal.search_query)
 RETURNS knowledge_internal.search_candidate[]
 LANGUAGE plpgsql STABLE
-SET hnsw.ef_search = 100
+SET hnsw.ef_search = 200
 SET hnsw.iterative_scan = 'strict_order'
 -- The text leg's recursive query has plans whose estimated cost passes jit_above_cost: compiling
 -- them took 30 to 110 ms of a 5 ms search on a server built with JIT.
@@ -38,7 +38,7 @@ AS $$
 DECLARE
     found knowledge_internal.search_candidate[];
 BEGIN
-    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
+    PERFORM set_config('hnsw.ef_search', knowledge_internal.ef_search(q.candidates), true);
     -- As knowledge.search runs its statement again on pgvector's "cannot load deleted element".
     FOR attempt IN 1..3 LOOP
         BEGIN

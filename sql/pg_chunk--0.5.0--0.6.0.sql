@@ -1100,11 +1100,15 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION knowledge_internal.ef_search(candidates int) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN least(1000, greatest(200, candidates))::text;
+
 CREATE OR REPLACE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
 RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
                vector_rank int, text_rank int, similarity float8, below_min_score boolean)
 LANGUAGE plpgsql STABLE
-SET hnsw.ef_search = 100
+SET hnsw.ef_search = 200
 -- Filters (config, ids, metadata) drop some of the index's first candidates: keep scanning.
 SET hnsw.iterative_scan = 'strict_order'
 -- The text leg's recursive query has plans whose estimated cost passes jit_above_cost: compiling
@@ -1119,8 +1123,7 @@ BEGIN
     IF q IS NULL THEN
         RETURN;
     END IF;
-    -- pgvector takes ef_search up to 1,000; the iterative scan goes on for more candidates.
-    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
+    PERFORM set_config('hnsw.ef_search', knowledge_internal.ef_search(q.candidates), true);
     statement := 'WITH ' || knowledge_internal.search_candidates_sql(settings) || ', ' || knowledge_internal.search_ranking_sql();
     -- pgvector's HNSW scan (0.8.6 included) can fail with XX000 "cannot load deleted element"
     -- when a VACUUM of the chunks marks elements deleted while an iterative scan resumes from
@@ -1342,7 +1345,7 @@ CREATE OR REPLACE FUNCTION knowledge_internal.search_candidates(settings knowled
                                                      q knowledge_internal.search_query)
 RETURNS knowledge_internal.search_candidate[]
 LANGUAGE plpgsql STABLE
-SET hnsw.ef_search = 100
+SET hnsw.ef_search = 200
 SET hnsw.iterative_scan = 'strict_order'
 -- The text leg's recursive query has plans whose estimated cost passes jit_above_cost: compiling
 -- them took 30 to 110 ms of a 5 ms search on a server built with JIT.
@@ -1351,7 +1354,7 @@ AS $$
 DECLARE
     found knowledge_internal.search_candidate[];
 BEGIN
-    PERFORM set_config('hnsw.ef_search', least(1000, greatest(100, q.candidates))::text, true);
+    PERFORM set_config('hnsw.ef_search', knowledge_internal.ef_search(q.candidates), true);
     -- As knowledge.search runs its statement again on pgvector's "cannot load deleted element".
     FOR attempt IN 1..3 LOOP
         BEGIN
