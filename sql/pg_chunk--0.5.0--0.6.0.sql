@@ -999,7 +999,11 @@ BEGIN
                                           ORDER BY score DESC, id LIMIT ($2).candidates) AS c) AS b
                       WHERE NOT s.done
                   )
-                  SELECT h.id, h.score FROM scored AS s, unnest(s.ids, s.scores) AS h (id, score) WHERE s.done) AS t
+                  -- Only the last row is done, with at most ($2).candidates ids: the LIMIT
+                  -- changes no result, but tells the planner so (it guessed 260 rows, and
+                  -- joined the candidates to all the config's chunks by hashing them).
+                  SELECT h.id, h.score FROM scored AS s, unnest(s.ids, s.scores) AS h (id, score) WHERE s.done
+                  LIMIT ($2).candidates) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank, t.score AS bm25,
                    coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf
