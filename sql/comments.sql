@@ -91,6 +91,12 @@ COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
 COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
 'Recomputes knowledge_internal.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
 
+COMMENT ON FUNCTION knowledge.drop_indexes(text) IS
+'Drops a chunk config''s HNSW and GIN indexes before a large load, so that its writes do not grow them row by row; its search reads every chunk of the config until knowledge.create_indexes builds them again.';
+
+COMMENT ON FUNCTION knowledge.create_indexes(text) IS
+'Builds a chunk config''s HNSW and GIN indexes once over all its chunks, after a load that knowledge.drop_indexes began (nothing for an index that exists).';
+
 COMMENT ON TABLE knowledge_internal.text_stats IS
 'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';
 

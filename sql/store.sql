@@ -354,6 +354,28 @@ BEGIN
 END
 $$;
 
+-- A large load (docs/store.md, "Loading a large store"): a config's HNSW and GIN indexes dropped
+-- while its documents are written, then built once over all its chunks, which is faster than
+-- growing them row by row (bench/scale). Without them its search reads every chunk of the config,
+-- with the same results. As their caller: a superuser (knowledge_store owns the table; EXECUTE
+-- is revoked from PUBLIC).
+CREATE FUNCTION knowledge.drop_indexes(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.drop_text_index(c.name)
+    FROM knowledge_internal.named_chunk_config(config) AS c;
+END
+$$;
+
+CREATE FUNCTION knowledge.create_indexes(config text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM knowledge_internal.create_vector_index(c), knowledge_internal.create_text_index(c.name)
+    FROM knowledge_internal.named_chunk_config(config) AS c;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION knowledge.drop_indexes(text), knowledge.create_indexes(text) FROM PUBLIC;
+
 -- The embedding run for a config as it is now, created on first use.
 CREATE FUNCTION knowledge_internal.current_run(config knowledge.chunk_configs) RETURNS bigint
 LANGUAGE plpgsql AS $$

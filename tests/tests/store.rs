@@ -225,6 +225,67 @@ fn rechunk_replaces_chunks_and_reports_progress() {
     assert_store_exact(&mut client, "after rechunk_all");
 }
 
+/// The config's indexes, by name, with whether each is valid.
+fn config_indexes(client: &mut Client, config: &str) -> Vec<(String, bool)> {
+    client
+        .query(
+            "SELECT c.relname::text, i.indisvalid FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+             WHERE i.indrelid = 'knowledge.chunks'::regclass
+               AND c.relname IN (knowledge_internal.vector_index_name($1), knowledge_internal.text_index_name($1))
+             ORDER BY 1",
+            &[&config],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+#[test]
+fn a_bulk_load_drops_a_configs_indexes_and_builds_them_once() {
+    let mut client = store_database("bulk_load");
+    let both = config_indexes(&mut client, "default");
+    assert_eq!(both.len(), 2, "{both:?}");
+    let searches = |client: &mut Client| -> Vec<String> {
+        ["hybrid", "text", "vector"]
+            .iter()
+            .flat_map(|mode| ["volcano lava", "bees in winter", "vacuum dead rows"].map(|q| (mode, q)))
+            .map(|(mode, q)| {
+                client
+                    .query_one(
+                        "SELECT array_agg(chunk_id ORDER BY score DESC, chunk_id)::text FROM knowledge.search($1, 5, jsonb_build_object('mode', $2::text))",
+                        &[&q, mode],
+                    )
+                    .unwrap()
+                    .get(0)
+            })
+            .collect()
+    };
+
+    client.batch_execute("INSERT INTO knowledge.chunk_configs (name, model, active) VALUES ('other', 'potion-base-8m', false)").unwrap();
+    client.batch_execute("SELECT knowledge.drop_indexes('default')").unwrap();
+    assert!(config_indexes(&mut client, "default").is_empty());
+    // Another config's indexes stay.
+    assert_eq!(config_indexes(&mut client, "other").len(), 2);
+    for i in 0..40 {
+        insert_document(&mut client, &topic_document(i));
+    }
+    assert_store_exact(&mut client, "loaded without the indexes");
+    // Without its indexes a config is searched by reading its chunks, with the same results.
+    let without = searches(&mut client);
+    assert!(without.iter().all(|ids| ids.starts_with('{') && ids.len() > 2), "{without:?}");
+
+    client.batch_execute("SELECT knowledge.create_indexes('default'); SELECT knowledge.create_indexes('default')").unwrap();
+    assert_eq!(config_indexes(&mut client, "default"), both, "built again, valid, under the same names");
+    assert_eq!(searches(&mut client), without);
+    // The built indexes hold every chunk: a scan of the GIN index finds what reading the table does.
+    let volcanoes = "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'default' AND tsv @@ 'volcano'::tsquery";
+    let read = count(&mut client, volcanoes);
+    assert!(read > 0);
+    client.batch_execute("SET enable_seqscan = off; SET enable_indexscan = off").unwrap();
+    assert_eq!(count(&mut client, volcanoes), read);
+}
+
 #[test]
 fn store_errors_have_deliberate_sqlstates() {
     let mut client = store_database("errors");
@@ -236,6 +297,8 @@ fn store_errors_have_deliberate_sqlstates() {
         ("INSERT INTO knowledge.documents (content, chunk_config) VALUES ('x', 'no-such-config')", "23503"),
         ("SELECT knowledge.rechunk(123456789)", "P0002"),
         ("SELECT knowledge.rechunk_all('no-such-config')", "42704"),
+        ("SELECT knowledge.drop_indexes('no-such-config')", "42704"),
+        ("SELECT knowledge.create_indexes('no-such-config')", "42704"),
         ("SELECT * FROM knowledge.search('bees', 5, '{\"mode\": \"psychic\"}')", "22023"),
         ("SELECT * FROM knowledge.search('bees', 5, '{\"colour\": 1}')", "22023"),
         ("SELECT * FROM knowledge.search('bees', 0)", "22023"),
