@@ -33,9 +33,8 @@ fn bm25(
     let mut query = unsafe { pg_func_extra(fcinfo, QueryTerms::default) };
     if query.lexemes != lexemes.bytes || query.df != df.bytes || query.chunks.to_bits() != chunks.to_bits() {
         // SAFETY: the datums are this call's text[] and float8[] arguments.
-        let (words, dfs) = unsafe {
-            (Vec::<String>::from_datum(lexemes.datum, false), Vec::<f64>::from_datum(df.datum, false))
-        };
+        let (words, dfs) =
+            unsafe { (Vec::<String>::from_datum(lexemes.datum, false), Vec::<f64>::from_datum(df.datum, false)) };
         let (words, dfs) = (words.unwrap_or_default(), dfs.unwrap_or_default());
         let weights: Vec<f64> = dfs.iter().map(|&df| idf(chunks, df)).collect();
         *query = QueryTerms {
@@ -82,7 +81,9 @@ macro_rules! varlena_bytes {
         unsafe impl<'fcx> ArgAbi<'fcx> for $name<'fcx> {
             unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
                 // STRICT: PostgreSQL never calls the function with a NULL argument.
-                unsafe { arg.unbox_arg_using_from_datum().unwrap_or($name { datum: pg_sys::Datum::from(0), bytes: &[] }) }
+                unsafe {
+                    arg.unbox_arg_using_from_datum().unwrap_or($name { datum: pg_sys::Datum::from(0), bytes: &[] })
+                }
             }
         }
     };

@@ -262,7 +262,11 @@ fn a_bulk_load_drops_a_configs_indexes_and_builds_them_once() {
             .collect()
     };
 
-    client.batch_execute("INSERT INTO knowledge.chunk_configs (name, model, active) VALUES ('other', 'potion-base-8m', false)").unwrap();
+    client
+        .batch_execute(
+            "INSERT INTO knowledge.chunk_configs (name, model, active) VALUES ('other', 'potion-base-8m', false)",
+        )
+        .unwrap();
     client.batch_execute("SELECT knowledge.drop_indexes('default')").unwrap();
     assert!(config_indexes(&mut client, "default").is_empty());
     // Another config's indexes stay.
@@ -275,11 +279,14 @@ fn a_bulk_load_drops_a_configs_indexes_and_builds_them_once() {
     let without = searches(&mut client);
     assert!(without.iter().all(|ids| ids.starts_with('{') && ids.len() > 2), "{without:?}");
 
-    client.batch_execute("SELECT knowledge.create_indexes('default'); SELECT knowledge.create_indexes('default')").unwrap();
+    client
+        .batch_execute("SELECT knowledge.create_indexes('default'); SELECT knowledge.create_indexes('default')")
+        .unwrap();
     assert_eq!(config_indexes(&mut client, "default"), both, "built again, valid, under the same names");
     assert_eq!(searches(&mut client), without);
     // The built indexes hold every chunk: a scan of the GIN index finds what reading the table does.
-    let volcanoes = "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'default' AND tsv @@ 'volcano'::tsquery";
+    let volcanoes =
+        "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'default' AND tsv @@ 'volcano'::tsquery";
     let read = count(&mut client, volcanoes);
     assert!(read > 0);
     client.batch_execute("SET enable_seqscan = off; SET enable_indexscan = off").unwrap();
