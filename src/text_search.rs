@@ -18,6 +18,8 @@ fn cjk_bigrams_of(doc: &str) -> String {
 /// chunks each (same order), given the config's mean chunk length
 /// (crates/pg_chunk_text_search/src/bm25.rs). knowledge.search reads them from knowledge_internal.text_stats.
 #[pg_extern(immutable, parallel_safe, strict, schema = "knowledge_internal")]
+// The SQL function's seven arguments, and this call's fcinfo.
+#[allow(clippy::too_many_arguments)]
 fn bm25(
     tsv: TsVectorBytes<'_>,
     lexemes: TextArrayBytes<'_>,
@@ -64,6 +66,8 @@ struct QueryTerms {
 macro_rules! varlena_bytes {
     ($name:ident, $sql:literal) => {
         pub struct $name<'a> {
+            // Decoded for the arrays; a tsvector's bytes are read in place.
+            #[allow(dead_code)]
             datum: pg_sys::Datum,
             bytes: &'a [u8],
         }
