@@ -17,20 +17,6 @@ DROP FUNCTION knowledge_internal.text_terms(text[], float8[]);
 DROP FUNCTION knowledge_internal.text_candidate_limit();
 ALTER TYPE knowledge_internal.search_query DROP ATTRIBUTE text_candidates;
 
--- BM25's pending statistics are one row per chunk row written (with its tsvector), counted at
--- commit, not one row per lexeme. The table holds only what transactions in progress wrote (the
--- DROP waits for them), so it is made again.
-DROP TABLE knowledge_internal.text_stats_pending;
-CREATE UNLOGGED TABLE knowledge_internal.text_stats_pending (
-    xid xid8 NOT NULL,
-    chunk_config text NOT NULL,
-    sign int NOT NULL,
-    tsv tsvector
-);
-CREATE INDEX text_stats_pending_xid ON knowledge_internal.text_stats_pending (xid);
-REVOKE ALL ON knowledge_internal.text_stats_pending FROM PUBLIC;
-GRANT SELECT ON knowledge_internal.text_stats_pending TO PUBLIC;
-
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.fires_on(fired oid, expected regclass, trigger_function text) RETURNS void
@@ -711,16 +697,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
 CREATE OR REPLACE FUNCTION knowledge_internal.text_stats_fold_rows() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 
-CREATE OR REPLACE FUNCTION knowledge_internal.lexeme_counts(tsv tsvector) RETURNS TABLE (lexeme text, occurrences bigint)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    WITH counted AS (
-        SELECT t.lexeme, coalesce(array_length(t.positions, 1), 1)::bigint AS n FROM unnest(tsv) AS t
-    )
-    SELECT c.lexeme, c.n FROM counted AS c
-    UNION ALL
-    SELECT '', coalesce(sum(c.n), 0)::bigint FROM counted AS c
-$$;
-
 CREATE OR REPLACE FUNCTION knowledge_internal.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
@@ -731,12 +707,16 @@ BEGIN
     IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
         RETURN NEW;
     END IF;
-    IF TG_OP <> 'INSERT' THEN
-        INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, sign, tsv) VALUES (xid, OLD.chunk_config, -1, OLD.tsv);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, sign, tsv) VALUES (xid, NEW.chunk_config, 1, NEW.tsv);
-    END IF;
+    INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
+    WITH counted AS (
+        SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
+              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE') AS r (chunk_config, tsv, sign)
+        LEFT JOIN LATERAL unnest(r.tsv) AS t ON true
+    )
+    SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
+    UNION ALL
+    SELECT xid, chunk_config, '', sign, sign * coalesce(sum(n), 0) FROM counted GROUP BY chunk_config, sign;
     INSERT INTO knowledge_internal.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END
@@ -751,12 +731,11 @@ DECLARE
 BEGIN
     PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge_internal.text_stats_commits', 'add_text_stats');
     WITH mine AS (
-        DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.sign, p.tsv
+        DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
     ), added AS (
         INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
-        SELECT m.chunk_config, c.lexeme, sum(m.sign), sum(m.sign * c.occurrences)
-        FROM mine AS m, knowledge_internal.lexeme_counts(m.tsv) AS c
-        GROUP BY m.chunk_config, c.lexeme HAVING sum(m.sign) <> 0 OR sum(m.sign * c.occurrences) <> 0
+        SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
+        GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
         RETURNING chunk_config, lexeme
     )
     SELECT array_agg(a.chunk_config), array_agg(a.lexeme) INTO configs, lexemes FROM added AS a;
@@ -804,9 +783,16 @@ BEGIN
     -- The count below includes this transaction's own chunks.
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
     INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
-    SELECT c.chunk_config, l.lexeme, count(*), sum(l.occurrences)
-    FROM knowledge.chunks AS c, knowledge_internal.lexeme_counts(c.tsv) AS l
-    GROUP BY c.chunk_config, l.lexeme;
+    WITH occurrences AS (
+        SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM knowledge.chunks AS c, unnest(c.tsv) AS t
+    )
+    SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
+    UNION ALL
+    SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
+    FROM knowledge.chunks AS c
+    LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+    GROUP BY c.chunk_config;
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;
 END
@@ -821,9 +807,8 @@ BEGIN
     IF pg_current_xact_id_if_assigned() IS NULL THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT c.lexeme, p.sign::bigint, p.sign * c.occurrences
-        FROM knowledge_internal.text_stats_pending AS p, knowledge_internal.lexeme_counts(p.tsv) AS c
-        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND c.lexeme = ANY (words);
+    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge_internal.text_stats_pending AS p
+        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words);
 END
 $$;
 

@@ -43,16 +43,15 @@ LANGUAGE sql STABLE
 RETURN (SELECT coalesce(sum(s.chunks), 0)::bigint FROM knowledge_internal.text_stats_visible AS s
         WHERE s.chunk_config = config AND s.lexeme = '');
 
--- The chunk rows written by transactions in progress, one row each (sign 1 for a row written,
--- -1 for one removed, with its tsvector), until their commit counts them into
--- knowledge_internal.text_stats (a rolled-back statement's go with it). One row per chunk, not
--- per lexeme: a write costs one row, and the counting is done once, at commit.
+-- The differences of transactions in progress, per chunk row written, until their commit adds
+-- them up into knowledge_internal.text_stats (a rolled-back statement's go with it).
 -- Unlogged: nothing in it outlives its transaction.
 CREATE UNLOGGED TABLE knowledge_internal.text_stats_pending (
     xid xid8 NOT NULL,
     chunk_config text NOT NULL,
-    sign int NOT NULL,
-    tsv tsvector
+    lexeme text NOT NULL,
+    chunks bigint NOT NULL,
+    occurrences bigint NOT NULL
 );
 CREATE INDEX text_stats_pending_xid ON knowledge_internal.text_stats_pending (xid);
 -- One row per transaction with pending differences; its deferred trigger adds them up at commit.
@@ -73,21 +72,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
 CREATE FUNCTION knowledge_internal.text_stats_fold_rows() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 
--- What knowledge_internal.text_stats counts of one chunk's tsvector: each lexeme with its
--- occurrences (its positions, or 1 when it has none), and lexeme '' with them all (0 for an
--- empty or NULL tsvector).
-CREATE FUNCTION knowledge_internal.lexeme_counts(tsv tsvector) RETURNS TABLE (lexeme text, occurrences bigint)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    WITH counted AS (
-        SELECT t.lexeme, coalesce(array_length(t.positions, 1), 1)::bigint AS n FROM unnest(tsv) AS t
-    )
-    SELECT c.lexeme, c.n FROM counted AS c
-    UNION ALL
-    SELECT '', coalesce(sum(c.n), 0)::bigint FROM counted AS c
-$$;
-
--- Before each row written to knowledge.chunks (inserted, deleted or updated): writes it to
--- knowledge_internal.text_stats_pending, with sign 1 for the new row, -1 for the old, and marks
+-- Before each row written to knowledge.chunks (inserted, deleted or updated): counts its lexemes
+-- into knowledge_internal.text_stats_pending, positive for the new row, negative for the old, and marks
 -- the transaction for knowledge_internal.add_text_stats at commit. A row trigger that fires before the
 -- write, not an AFTER statement trigger with transition tables: those would leave events
 -- pending on knowledge.chunks while a config's rename or removal cascades to its chunks, and
@@ -102,12 +88,16 @@ BEGIN
     IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
         RETURN NEW;
     END IF;
-    IF TG_OP <> 'INSERT' THEN
-        INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, sign, tsv) VALUES (xid, OLD.chunk_config, -1, OLD.tsv);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, sign, tsv) VALUES (xid, NEW.chunk_config, 1, NEW.tsv);
-    END IF;
+    INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
+    WITH counted AS (
+        SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
+              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE') AS r (chunk_config, tsv, sign)
+        LEFT JOIN LATERAL unnest(r.tsv) AS t ON true
+    )
+    SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
+    UNION ALL
+    SELECT xid, chunk_config, '', sign, sign * coalesce(sum(n), 0) FROM counted GROUP BY chunk_config, sign;
     INSERT INTO knowledge_internal.text_stats_commits VALUES (xid) ON CONFLICT DO NOTHING;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END
@@ -116,8 +106,8 @@ $$;
 CREATE TRIGGER chunks_text_stats BEFORE INSERT OR UPDATE OR DELETE ON knowledge.chunks
 FOR EACH ROW EXECUTE FUNCTION knowledge_internal.count_text_stats();
 
--- At commit (deferred), once per transaction that wrote chunks: counts its pending chunk rows
--- into one row of differences per (config, lexeme) of knowledge_internal.text_stats, then folds the rows of the lexemes
+-- At commit (deferred), once per transaction that wrote chunks: adds up its pending differences
+-- into one row per (config, lexeme) of knowledge_internal.text_stats, then folds the rows of the lexemes
 -- it touched that have many. Folding needs READ COMMITTED (a REPEATABLE READ transaction would
 -- fail on rows folded since its snapshot) and the config's advisory lock (one folder at a time);
 -- a transaction without either leaves its rows for the next. The queries use the indexes: PL/pgSQL
@@ -132,12 +122,11 @@ DECLARE
 BEGIN
     PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge_internal.text_stats_commits', 'add_text_stats');
     WITH mine AS (
-        DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.sign, p.tsv
+        DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = NEW.xid RETURNING p.chunk_config, p.lexeme, p.chunks, p.occurrences
     ), added AS (
         INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
-        SELECT m.chunk_config, c.lexeme, sum(m.sign), sum(m.sign * c.occurrences)
-        FROM mine AS m, knowledge_internal.lexeme_counts(m.tsv) AS c
-        GROUP BY m.chunk_config, c.lexeme HAVING sum(m.sign) <> 0 OR sum(m.sign * c.occurrences) <> 0
+        SELECT m.chunk_config, m.lexeme, sum(m.chunks), sum(m.occurrences) FROM mine AS m
+        GROUP BY m.chunk_config, m.lexeme HAVING sum(m.chunks) <> 0 OR sum(m.occurrences) <> 0
         RETURNING chunk_config, lexeme
     )
     SELECT array_agg(a.chunk_config), array_agg(a.lexeme) INTO configs, lexemes FROM added AS a;
@@ -197,9 +186,16 @@ BEGIN
     -- The count below includes this transaction's own chunks.
     DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
     INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
-    SELECT c.chunk_config, l.lexeme, count(*), sum(l.occurrences)
-    FROM knowledge.chunks AS c, knowledge_internal.lexeme_counts(c.tsv) AS l
-    GROUP BY c.chunk_config, l.lexeme;
+    WITH occurrences AS (
+        SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        FROM knowledge.chunks AS c, unnest(c.tsv) AS t
+    )
+    SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
+    UNION ALL
+    SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
+    FROM knowledge.chunks AS c
+    LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+    GROUP BY c.chunk_config;
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;
 END
@@ -216,9 +212,8 @@ BEGIN
     IF pg_current_xact_id_if_assigned() IS NULL THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT c.lexeme, p.sign::bigint, p.sign * c.occurrences
-        FROM knowledge_internal.text_stats_pending AS p, knowledge_internal.lexeme_counts(p.tsv) AS c
-        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND c.lexeme = ANY (words);
+    RETURN QUERY SELECT p.lexeme, p.chunks, p.occurrences FROM knowledge_internal.text_stats_pending AS p
+        WHERE p.xid = pg_current_xact_id_if_assigned() AND p.chunk_config = config AND p.lexeme = ANY (words);
 END
 $$;
 
