@@ -91,11 +91,14 @@ COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
 COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
 'Recomputes knowledge_internal.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
 
-COMMENT ON FUNCTION knowledge.drop_indexes(text) IS
-'Drops a chunk config''s HNSW and GIN indexes before a large load, so that its writes do not grow them row by row; its search reads every chunk of the config until knowledge.create_indexes builds them again.';
+COMMENT ON FUNCTION knowledge.begin_load(text) IS
+'Begins a bulk load of a chunk config: drops its HNSW and GIN indexes and stops counting its chunks into BM25''s statistics, so that its writes do neither row by row; until knowledge.end_load its search reads every chunk of the config and ranks text with the statistics of before.';
 
-COMMENT ON FUNCTION knowledge.create_indexes(text) IS
-'Builds a chunk config''s HNSW and GIN indexes once over all its chunks, after a load that knowledge.drop_indexes began (nothing for an index that exists).';
+COMMENT ON FUNCTION knowledge.end_load(text) IS
+'Ends a bulk load that knowledge.begin_load began: waits for the transactions that wrote the config''s chunks, counts its BM25 statistics once from all its chunks and builds its HNSW and GIN indexes once (nothing for an index that exists). Needs READ COMMITTED.';
+
+COMMENT ON TABLE knowledge_internal.text_stats_paused IS
+'The chunk configs in a bulk load (knowledge.begin_load): their chunks are not counted into knowledge_internal.text_stats as they are written; knowledge.end_load counts them once.';
 
 COMMENT ON TABLE knowledge_internal.text_stats IS
 'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';

@@ -17,6 +17,12 @@ DROP FUNCTION knowledge_internal.text_terms(text[], float8[]);
 DROP FUNCTION knowledge_internal.text_candidate_limit();
 ALTER TYPE knowledge_internal.search_query DROP ATTRIBUTE text_candidates;
 
+-- Bulk loads (knowledge.begin_load): the configs whose chunks are not counted as they are written.
+CREATE TABLE knowledge_internal.text_stats_paused (
+    chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name) ON UPDATE RESTRICT ON DELETE RESTRICT
+);
+REVOKE ALL ON knowledge_internal.text_stats_paused FROM PUBLIC;
+
 -- ==== sql/store.sql: its functions, as CREATE OR REPLACE, and their privileges
 
 CREATE OR REPLACE FUNCTION knowledge_internal.fires_on(fired oid, expected regclass, trigger_function text) RETURNS void
@@ -142,23 +148,35 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge.drop_indexes(config text) RETURNS void
+CREATE OR REPLACE FUNCTION knowledge.begin_load(config text) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
 BEGIN
-    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.drop_text_index(c.name)
-    FROM knowledge_internal.named_chunk_config(config) AS c;
+    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.drop_text_index(c.name);
+    INSERT INTO knowledge_internal.text_stats_paused (chunk_config) VALUES (c.name) ON CONFLICT DO NOTHING;
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge.create_indexes(config text) RETURNS void
+CREATE OR REPLACE FUNCTION knowledge.end_load(config text) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
 BEGIN
-    PERFORM knowledge_internal.create_vector_index(c), knowledge_internal.create_text_index(c.name)
-    FROM knowledge_internal.named_chunk_config(config) AS c;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'knowledge.end_load needs READ COMMITTED isolation, not %', upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'Its count of the config''s chunks must see what the load''s transactions wrote.';
+    END IF;
+    DELETE FROM knowledge_internal.text_stats_paused AS p WHERE p.chunk_config = c.name;
+    IF FOUND THEN
+        PERFORM knowledge_internal.recount_text_stats(c.name);
+    END IF;
+    PERFORM knowledge_internal.create_vector_index(c), knowledge_internal.create_text_index(c.name);
 END
 $$;
 
-REVOKE EXECUTE ON FUNCTION knowledge.drop_indexes(text), knowledge.create_indexes(text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION knowledge.begin_load(text), knowledge.end_load(text) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION knowledge_internal.current_run(config knowledge.chunk_configs) RETURNS bigint
 LANGUAGE plpgsql AS $$
@@ -701,17 +719,25 @@ CREATE OR REPLACE FUNCTION knowledge_internal.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
     xid xid8;
+    paused text[];
 BEGIN
     PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunks', 'count_text_stats');
-    xid := pg_current_xact_id();
     IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
         RETURN NEW;
     END IF;
+    -- OLD is NULL for an INSERT, NEW for a DELETE.
+    paused := ARRAY(SELECT p.chunk_config FROM knowledge_internal.text_stats_paused AS p
+                    WHERE p.chunk_config IN (OLD.chunk_config, NEW.chunk_config) FOR KEY SHARE);
+    IF (TG_OP = 'DELETE' OR NEW.chunk_config = ANY (paused)) AND (TG_OP = 'INSERT' OR OLD.chunk_config = ANY (paused)) THEN
+        RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+    END IF;
+    xid := pg_current_xact_id();
     INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
     WITH counted AS (
         SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
-        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
-              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE') AS r (chunk_config, tsv, sign)
+        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT' AND OLD.chunk_config <> ALL (paused)
+              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE' AND NEW.chunk_config <> ALL (paused))
+             AS r (chunk_config, tsv, sign)
         LEFT JOIN LATERAL unnest(r.tsv) AS t ON true
     )
     SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
@@ -773,30 +799,37 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
+CREATE OR REPLACE FUNCTION knowledge_internal.recount_text_stats(config text) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     written bigint;
 BEGIN
     LOCK TABLE knowledge_internal.text_stats IN SHARE ROW EXCLUSIVE MODE;
-    DELETE FROM knowledge_internal.text_stats;
+    DELETE FROM knowledge_internal.text_stats AS s WHERE config IS NULL OR s.chunk_config = config;
     -- The count below includes this transaction's own chunks.
-    DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
+    DELETE FROM knowledge_internal.text_stats_pending AS p
+    WHERE p.xid = pg_current_xact_id_if_assigned() AND (config IS NULL OR p.chunk_config = config);
     INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
     WITH occurrences AS (
         SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
         FROM knowledge.chunks AS c, unnest(c.tsv) AS t
+        WHERE config IS NULL OR c.chunk_config = config
     )
     SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
     UNION ALL
     SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
     FROM knowledge.chunks AS c
     LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+    WHERE config IS NULL OR c.chunk_config = config
     GROUP BY c.chunk_config;
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;
 END
 $$;
+
+CREATE OR REPLACE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
+LANGUAGE sql
+RETURN knowledge_internal.recount_text_stats(NULL);
 
 REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 
@@ -1779,11 +1812,14 @@ COMMENT ON FUNCTION knowledge.text_vector(regconfig, text) IS
 COMMENT ON FUNCTION knowledge.rebuild_text_stats() IS
 'Recomputes knowledge_internal.text_stats (BM25''s per-config lexeme statistics) from knowledge.chunks; the triggers keep it exact, so this is for a data-only restore with triggers disabled. Returns the rows written.';
 
-COMMENT ON FUNCTION knowledge.drop_indexes(text) IS
-'Drops a chunk config''s HNSW and GIN indexes before a large load, so that its writes do not grow them row by row; its search reads every chunk of the config until knowledge.create_indexes builds them again.';
+COMMENT ON FUNCTION knowledge.begin_load(text) IS
+'Begins a bulk load of a chunk config: drops its HNSW and GIN indexes and stops counting its chunks into BM25''s statistics, so that its writes do neither row by row; until knowledge.end_load its search reads every chunk of the config and ranks text with the statistics of before.';
 
-COMMENT ON FUNCTION knowledge.create_indexes(text) IS
-'Builds a chunk config''s HNSW and GIN indexes once over all its chunks, after a load that knowledge.drop_indexes began (nothing for an index that exists).';
+COMMENT ON FUNCTION knowledge.end_load(text) IS
+'Ends a bulk load that knowledge.begin_load began: waits for the transactions that wrote the config''s chunks, counts its BM25 statistics once from all its chunks and builds its HNSW and GIN indexes once (nothing for an index that exists). Needs READ COMMITTED.';
+
+COMMENT ON TABLE knowledge_internal.text_stats_paused IS
+'The chunk configs in a bulk load (knowledge.begin_load): their chunks are not counted into knowledge_internal.text_stats as they are written; knowledge.end_load counts them once.';
 
 COMMENT ON TABLE knowledge_internal.text_stats IS
 'BM25''s statistics per chunk config: for each lexeme, the chunks holding it and its occurrences (lexeme '''': all chunks and all occurrences); a lexeme''s figures are the sum of its rows.';

@@ -354,27 +354,42 @@ BEGIN
 END
 $$;
 
--- A large load (docs/store.md, "Loading a large store"): a config's HNSW and GIN indexes dropped
--- while its documents are written, then built once over all its chunks, which is faster than
--- growing them row by row (bench/scale). Without them its search reads every chunk of the config,
--- with the same results. As their caller: a superuser (knowledge_store owns the table; EXECUTE
--- is revoked from PUBLIC).
-CREATE FUNCTION knowledge.drop_indexes(config text) RETURNS void
+-- A bulk load (docs/store.md, "Loading a large store"): begin_load drops a config's HNSW and GIN
+-- indexes and stops counting its chunks into BM25's statistics
+-- (knowledge_internal.text_stats_paused) while its documents are written; end_load counts them
+-- all once and builds the indexes once, which is faster than growing both row by row
+-- (bench/scale). Meanwhile its search reads every chunk of the config, and its text leg ranks
+-- with the statistics of before the load. end_load waits for the transactions that wrote the
+-- config's chunks uncounted, and needs READ COMMITTED so that its count sees what they wrote.
+-- As their caller: a superuser (knowledge_store owns the tables; EXECUTE is revoked from PUBLIC).
+CREATE FUNCTION knowledge.begin_load(config text) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
 BEGIN
-    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.drop_text_index(c.name)
-    FROM knowledge_internal.named_chunk_config(config) AS c;
+    PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.drop_text_index(c.name);
+    INSERT INTO knowledge_internal.text_stats_paused (chunk_config) VALUES (c.name) ON CONFLICT DO NOTHING;
 END
 $$;
 
-CREATE FUNCTION knowledge.create_indexes(config text) RETURNS void
+CREATE FUNCTION knowledge.end_load(config text) RETURNS void
 LANGUAGE plpgsql AS $$
+DECLARE
+    c knowledge.chunk_configs := knowledge_internal.named_chunk_config(config);
 BEGIN
-    PERFORM knowledge_internal.create_vector_index(c), knowledge_internal.create_text_index(c.name)
-    FROM knowledge_internal.named_chunk_config(config) AS c;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'knowledge.end_load needs READ COMMITTED isolation, not %', upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'Its count of the config''s chunks must see what the load''s transactions wrote.';
+    END IF;
+    DELETE FROM knowledge_internal.text_stats_paused AS p WHERE p.chunk_config = c.name;
+    IF FOUND THEN
+        PERFORM knowledge_internal.recount_text_stats(c.name);
+    END IF;
+    PERFORM knowledge_internal.create_vector_index(c), knowledge_internal.create_text_index(c.name);
 END
 $$;
-REVOKE EXECUTE ON FUNCTION knowledge.drop_indexes(text), knowledge.create_indexes(text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION knowledge.begin_load(text), knowledge.end_load(text) FROM PUBLIC;
 
 -- The embedding run for a config as it is now, created on first use.
 CREATE FUNCTION knowledge_internal.current_run(config knowledge.chunk_configs) RETURNS bigint

@@ -72,9 +72,19 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1885828211 $$;
 CREATE FUNCTION knowledge_internal.text_stats_fold_rows() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 
+-- The configs in a bulk load (knowledge.begin_load): their chunks are written without counting
+-- them here, and knowledge.end_load counts all of the config's chunks once. A writer that skips
+-- the count holds its config's row (FOR KEY SHARE) until it ends, so that end_load, deleting the
+-- row, waits for it. The key's RESTRICT keeps a config in a load from being renamed or removed.
+CREATE TABLE knowledge_internal.text_stats_paused (
+    chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name) ON UPDATE RESTRICT ON DELETE RESTRICT
+);
+REVOKE ALL ON knowledge_internal.text_stats_paused FROM PUBLIC;
+
 -- Before each row written to knowledge.chunks (inserted, deleted or updated): counts its lexemes
 -- into knowledge_internal.text_stats_pending, positive for the new row, negative for the old, and marks
--- the transaction for knowledge_internal.add_text_stats at commit. A row trigger that fires before the
+-- the transaction for knowledge_internal.add_text_stats at commit; a config in a bulk load is not
+-- counted (knowledge_internal.text_stats_paused). A row trigger that fires before the
 -- write, not an AFTER statement trigger with transition tables: those would leave events
 -- pending on knowledge.chunks while a config's rename or removal cascades to its chunks, and
 -- the vector index that the same statement rebuilds could not be created.
@@ -82,17 +92,25 @@ CREATE FUNCTION knowledge_internal.count_text_stats() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
     xid xid8;
+    paused text[];
 BEGIN
     PERFORM knowledge_internal.fires_on(TG_RELID, 'knowledge.chunks', 'count_text_stats');
-    xid := pg_current_xact_id();
     IF TG_OP = 'UPDATE' AND OLD.chunk_config = NEW.chunk_config AND OLD.tsv = NEW.tsv THEN
         RETURN NEW;
     END IF;
+    -- OLD is NULL for an INSERT, NEW for a DELETE.
+    paused := ARRAY(SELECT p.chunk_config FROM knowledge_internal.text_stats_paused AS p
+                    WHERE p.chunk_config IN (OLD.chunk_config, NEW.chunk_config) FOR KEY SHARE);
+    IF (TG_OP = 'DELETE' OR NEW.chunk_config = ANY (paused)) AND (TG_OP = 'INSERT' OR OLD.chunk_config = ANY (paused)) THEN
+        RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+    END IF;
+    xid := pg_current_xact_id();
     INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
     WITH counted AS (
         SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
-        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT'
-              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE') AS r (chunk_config, tsv, sign)
+        FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT' AND OLD.chunk_config <> ALL (paused)
+              UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE' AND NEW.chunk_config <> ALL (paused))
+             AS r (chunk_config, tsv, sign)
         LEFT JOIN LATERAL unnest(r.tsv) AS t ON true
     )
     SELECT xid, chunk_config, lexeme, sign, sign * n FROM counted WHERE lexeme IS NOT NULL
@@ -173,33 +191,41 @@ $$;
 CREATE TRIGGER chunks_text_stats_truncate AFTER TRUNCATE ON knowledge.chunks
 FOR EACH STATEMENT EXECUTE FUNCTION knowledge_internal.clear_text_stats();
 
--- Recomputes knowledge_internal.text_stats from knowledge.chunks, one row per (config, lexeme); returns
--- the rows written. Other transactions that wrote chunks wait at their commit until it commits
--- (the table lock), so nothing is counted twice or missed.
-CREATE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
+-- Recomputes knowledge_internal.text_stats from knowledge.chunks, one row per (config, lexeme), for
+-- one config (NULL: all); returns the rows written. Other transactions that wrote chunks wait at
+-- their commit until it commits (the table lock), so nothing is counted twice or missed.
+CREATE FUNCTION knowledge_internal.recount_text_stats(config text) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     written bigint;
 BEGIN
     LOCK TABLE knowledge_internal.text_stats IN SHARE ROW EXCLUSIVE MODE;
-    DELETE FROM knowledge_internal.text_stats;
+    DELETE FROM knowledge_internal.text_stats AS s WHERE config IS NULL OR s.chunk_config = config;
     -- The count below includes this transaction's own chunks.
-    DELETE FROM knowledge_internal.text_stats_pending AS p WHERE p.xid = pg_current_xact_id_if_assigned();
+    DELETE FROM knowledge_internal.text_stats_pending AS p
+    WHERE p.xid = pg_current_xact_id_if_assigned() AND (config IS NULL OR p.chunk_config = config);
     INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
     WITH occurrences AS (
         SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
         FROM knowledge.chunks AS c, unnest(c.tsv) AS t
+        WHERE config IS NULL OR c.chunk_config = config
     )
     SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
     UNION ALL
     SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
     FROM knowledge.chunks AS c
     LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
+    WHERE config IS NULL OR c.chunk_config = config
     GROUP BY c.chunk_config;
     GET DIAGNOSTICS written = ROW_COUNT;
     RETURN written;
 END
 $$;
+
+-- Every config's statistics recomputed: for a data-only restore with triggers disabled, say.
+CREATE FUNCTION knowledge.rebuild_text_stats() RETURNS bigint
+LANGUAGE sql
+RETURN knowledge_internal.recount_text_stats(NULL);
 REVOKE EXECUTE ON FUNCTION knowledge.rebuild_text_stats() FROM PUBLIC;
 
 -- The calling transaction's own pending differences of config's statistics for these lexemes.

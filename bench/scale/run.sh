@@ -2,8 +2,9 @@
 # Scale benchmark: one store grown through SIZES (default "10000 100000 1000000" chunks, stopping
 # where the corpus ends) and measured at each size:
 #   - ingestion in MB/s: the bulk load that grows it (docs/store.md, "Loading a large store": the
-#     config's indexes dropped, two sessions inserting, the indexes built once; their build times
-#     are the HNSW and GIN build times at that size), SLICE_MB of new documents through the sync
+#     config's indexes dropped and BM25's statistics not counted, two sessions inserting, the
+#     indexes built once and the statistics counted once; the build times are the HNSW and GIN
+#     build times at that size), SLICE_MB of new documents through the sync
 #     trigger in one session, and SLICE_MB through the async queue with two workers; and first,
 #     SAME_MB of documents through the sync trigger into an empty store, then by the bulk load;
 #   - disk bytes per chunk of each relation;
@@ -123,23 +124,27 @@ sync_insert() {
     sql -c "CALL bench_insert($loaded, $1, 0, 1)"
     since "$started"
 }
-# Documents (loaded, $1] by the bulk load: indexes dropped, two sessions, indexes built. Records
-# the seconds of each part under key prefix $2.
+# Documents (loaded, $1] by the bulk load: knowledge.begin_load, two sessions, knowledge.end_load.
+# Records the seconds of each part under key prefix $2.
 bulk_insert() {
     local started inserted
     started=$(now)
-    sql -c "SELECT knowledge.drop_indexes('scale')" >/dev/null
+    sql -c "SELECT knowledge.begin_load('scale')" >/dev/null
     sql -c "CALL bench_insert($loaded, $1, 0, 2)" & local a=$!
     sql -c "CALL bench_insert($loaded, $1, 1, 2)" & local b=$!
     wait $a && wait $b
     record "${2}insert_s" "$(since "$started")"
+    # Each index alone first, for its build time; knowledge.end_load then counts the statistics
+    # (and finds the indexes built).
     inserted=$(now)
-    # The HNSW index alone first, for its build time; knowledge.create_indexes then builds the rest.
     sql -c "SET maintenance_work_mem = '2GB'" -c "SELECT knowledge_internal.create_vector_index(c) FROM knowledge.chunk_configs AS c WHERE c.name = 'scale'" >/dev/null
     record "${2}hnsw_build_s" "$(since "$inserted")"
     inserted=$(now)
-    sql -c "SET maintenance_work_mem = '2GB'" -c "SELECT knowledge.create_indexes('scale')" >/dev/null
+    sql -c "SET maintenance_work_mem = '2GB'" -c "SELECT knowledge_internal.create_text_index('scale')" >/dev/null
     record "${2}gin_build_s" "$(since "$inserted")"
+    inserted=$(now)
+    sql -c "SET work_mem = '1GB'" -c "SELECT knowledge.end_load('scale')" >/dev/null
+    record "${2}stats_s" "$(since "$inserted")"
     record "${2}s" "$(since "$started")"
 }
 

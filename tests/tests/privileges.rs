@@ -168,8 +168,8 @@ fn a_plain_role_cannot_raise_memory_hold_the_queue_or_skip_chunking() {
     refused(&mut plain, "SELECT knowledge.process_queue()");
     refused(&mut plain, "SELECT knowledge.retry_failed()");
     refused(&mut plain, "SELECT knowledge.rebuild_text_stats()");
-    refused(&mut plain, "SELECT knowledge.drop_indexes('default')");
-    refused(&mut plain, "SELECT knowledge.create_indexes('default')");
+    refused(&mut plain, "SELECT knowledge.begin_load('default')");
+    refused(&mut plain, "SELECT knowledge.end_load('default')");
     refused(&mut plain, "SELECT * FROM knowledge_internal.stored_vectors");
     // What it may do still works: threads above the ceiling are capped, not refused.
     plain.batch_execute("SET pg_chunk.batch_size = 1024; SET pg_chunk.threads = 2").unwrap();

@@ -242,7 +242,7 @@ fn config_indexes(client: &mut Client, config: &str) -> Vec<(String, bool)> {
 }
 
 #[test]
-fn a_bulk_load_drops_a_configs_indexes_and_builds_them_once() {
+fn a_bulk_load_counts_a_configs_statistics_and_builds_its_indexes_once() {
     let mut client = store_database("bulk_load");
     let both = config_indexes(&mut client, "default");
     assert_eq!(both.len(), 2, "{both:?}");
@@ -261,35 +261,84 @@ fn a_bulk_load_drops_a_configs_indexes_and_builds_them_once() {
             })
             .collect()
     };
+    let counted = "SELECT knowledge_internal.config_chunk_count('default')";
+    for i in 0..5 {
+        insert_document(&mut client, &topic_document(i));
+    }
+    let before = count(&mut client, counted);
+    assert!(before > 0);
 
     client
         .batch_execute(
             "INSERT INTO knowledge.chunk_configs (name, model, active) VALUES ('other', 'potion-base-8m', false)",
         )
         .unwrap();
-    client.batch_execute("SELECT knowledge.drop_indexes('default')").unwrap();
+    client.batch_execute("SELECT knowledge.begin_load('default'); SELECT knowledge.begin_load('default')").unwrap();
     assert!(config_indexes(&mut client, "default").is_empty());
     // Another config's indexes stay.
     assert_eq!(config_indexes(&mut client, "other").len(), 2);
-    for i in 0..40 {
-        insert_document(&mut client, &topic_document(i));
+    // Chunks written in the load are not counted one by one: no pending differences, and the
+    // statistics stay those of before. A config in a load cannot be renamed or removed.
+    let mut transaction = client.transaction().unwrap();
+    for i in 5..25 {
+        transaction.execute("INSERT INTO knowledge.documents (content) VALUES ($1)", &[&topic_document(i)]).unwrap();
     }
-    assert_store_exact(&mut client, "loaded without the indexes");
-    // Without its indexes a config is searched by reading its chunks, with the same results.
-    let without = searches(&mut client);
-    assert!(without.iter().all(|ids| ids.starts_with('{') && ids.len() > 2), "{without:?}");
+    let pending: i64 = transaction
+        .query_one("SELECT count(*) FROM knowledge_internal.text_stats_pending WHERE xid = pg_current_xact_id()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(pending, 0, "the load's chunks counted row by row");
+    transaction.commit().unwrap();
+    assert_eq!(count(&mut client, counted), before);
+    assert_eq!(
+        sqlstate_of(&mut client, "UPDATE knowledge.chunk_configs SET name = 'renamed' WHERE name = 'default'"),
+        "23503"
+    );
+    assert_eq!(sqlstate_of(&mut client, "DELETE FROM knowledge.chunk_configs WHERE name = 'default'"), "23503");
 
-    client
-        .batch_execute("SELECT knowledge.create_indexes('default'); SELECT knowledge.create_indexes('default')")
-        .unwrap();
+    // A writer still in its transaction when the load ends: end_load waits for it, then counts
+    // its chunks too.
+    let mut writer = connect_database("bulk_load");
+    writer.batch_execute("BEGIN").unwrap();
+    for i in 25..40 {
+        insert_document(&mut writer, &topic_document(i));
+    }
+    let ender = thread::spawn(|| {
+        let mut ender = connect_database("bulk_load");
+        ender.batch_execute("SELECT knowledge.end_load('default')").unwrap();
+    });
+    let waiting = "SELECT count(*) FROM pg_stat_activity
+                   WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%end_load%'";
+    let started = std::time::Instant::now();
+    while count(&mut client, waiting) == 0 {
+        assert!(started.elapsed().as_secs() < 30, "end_load did not wait for the load's open transaction");
+        thread::sleep(std::time::Duration::from_millis(50));
+    }
+    writer.batch_execute("COMMIT").unwrap();
+    ender.join().unwrap();
     assert_eq!(config_indexes(&mut client, "default"), both, "built again, valid, under the same names");
-    assert_eq!(searches(&mut client), without);
-    // The built indexes hold every chunk: a scan of the GIN index finds what reading the table does.
+    assert_store_exact(&mut client, "after the load");
+    assert!(count(&mut client, counted) > before);
+    // Nothing left to count, and the indexes exist: a second end_load changes nothing.
+    client.batch_execute("SELECT knowledge.end_load('default')").unwrap();
+    assert_eq!(config_indexes(&mut client, "default"), both);
+    assert_store_exact(&mut client, "after end_load again");
+    assert_eq!(
+        sqlstate_of(&mut client, "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT knowledge.end_load('default'); COMMIT"),
+        "25000"
+    );
+    client.batch_execute("ROLLBACK").unwrap();
+
+    // The built indexes find what reading every chunk does.
+    let with = searches(&mut client);
+    assert!(with.iter().all(|ids| ids.starts_with('{') && ids.len() > 2), "{with:?}");
     let volcanoes =
         "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'default' AND tsv @@ 'volcano'::tsquery";
     let read = count(&mut client, volcanoes);
     assert!(read > 0);
-    client.batch_execute("SET enable_seqscan = off; SET enable_indexscan = off").unwrap();
+    client.batch_execute("SET enable_indexscan = off; SET enable_bitmapscan = off").unwrap();
+    assert_eq!(searches(&mut client), with);
+    client.batch_execute("SET enable_seqscan = off; SET enable_bitmapscan = on").unwrap();
     assert_eq!(count(&mut client, volcanoes), read);
 }
 
@@ -304,8 +353,8 @@ fn store_errors_have_deliberate_sqlstates() {
         ("INSERT INTO knowledge.documents (content, chunk_config) VALUES ('x', 'no-such-config')", "23503"),
         ("SELECT knowledge.rechunk(123456789)", "P0002"),
         ("SELECT knowledge.rechunk_all('no-such-config')", "42704"),
-        ("SELECT knowledge.drop_indexes('no-such-config')", "42704"),
-        ("SELECT knowledge.create_indexes('no-such-config')", "42704"),
+        ("SELECT knowledge.begin_load('no-such-config')", "42704"),
+        ("SELECT knowledge.end_load('no-such-config')", "42704"),
         ("SELECT * FROM knowledge.search('bees', 5, '{\"mode\": \"psychic\"}')", "22023"),
         ("SELECT * FROM knowledge.search('bees', 5, '{\"colour\": 1}')", "22023"),
         ("SELECT * FROM knowledge.search('bees', 0)", "22023"),

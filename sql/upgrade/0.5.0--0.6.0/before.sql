@@ -8,3 +8,9 @@ DROP FUNCTION knowledge_internal.text_query(text, text, regconfig);
 DROP FUNCTION knowledge_internal.text_terms(text[], float8[]);
 DROP FUNCTION knowledge_internal.text_candidate_limit();
 ALTER TYPE knowledge_internal.search_query DROP ATTRIBUTE text_candidates;
+
+-- Bulk loads (knowledge.begin_load): the configs whose chunks are not counted as they are written.
+CREATE TABLE knowledge_internal.text_stats_paused (
+    chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name) ON UPDATE RESTRICT ON DELETE RESTRICT
+);
+REVOKE ALL ON knowledge_internal.text_stats_paused FROM PUBLIC;
