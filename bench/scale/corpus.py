@@ -4,12 +4,15 @@ packages under ROOT, as text (one page a document), written as CSV rows (source,
     python3 bench/scale/corpus.py ROOT OUT.csv
 
 Scripts, styles and the pages' navigation are dropped, block elements end a paragraph
-(a blank line), pages of under 500 characters and repeated pages (the same text) are left out.
+(a blank line), pages of under 500 characters, repeated pages (the same text) and source code
+listings (Doxygen's *_source.html, example files such as ex1.c.html) are left out. The pages are
+read in parallel, one process per core, and written in the order of their paths.
 Prints the documents and bytes written.
 """
 import csv
 import hashlib
 import html.parser
+import multiprocessing
 import os
 import re
 import sys
@@ -18,6 +21,7 @@ SKIP = {"script", "style", "nav", "header", "footer", "head", "noscript", "svg"}
 BLOCK = {"p", "div", "section", "article", "li", "tr", "pre", "h1", "h2", "h3", "h4", "h5", "h6",
          "dt", "dd", "table", "blockquote", "br", "ul", "ol", "dl"}
 # Sphinx's and javadoc's navigation blocks, by class.
+SOURCE_LISTING = re.compile(r"(_source\.html?|\.(c|h|cc|cpp|cxx|hpp|hxx|txx|f|f90|py)\.html?)$", re.IGNORECASE)
 SKIP_CLASS = re.compile(r"\b(sphinxsidebar|related|footer|navbar|sub-nav|top-nav|bottom-nav|"
                         r"headerlink|toc|navigation|breadcrumbs?)\b")
 
@@ -58,28 +62,29 @@ class Text(html.parser.HTMLParser):
         return "\n\n".join(p for p in paragraphs if p)
 
 
+def page_text(path):
+    parser = Text()
+    with open(path, encoding="utf-8", errors="replace") as page:
+        parser.feed(page.read())
+    return parser.text()
+
+
 def main(root, out):
+    paths = [os.path.join(directory, name)
+             for directory, dirs, files in sorted(os.walk(root)) for name in sorted(files)
+             if name.endswith((".html", ".htm")) and not SOURCE_LISTING.search(name)]
     seen = set()
     documents = size = 0
-    with open(out, "w", newline="", encoding="utf-8") as f:
+    with open(out, "w", newline="", encoding="utf-8") as f, multiprocessing.Pool() as pool:
         writer = csv.writer(f)
-        for directory, dirs, files in sorted(os.walk(root)):
-            dirs.sort()
-            for name in sorted(files):
-                if not name.endswith((".html", ".htm")):
-                    continue
-                path = os.path.join(directory, name)
-                parser = Text()
-                with open(path, encoding="utf-8", errors="replace") as page:
-                    parser.feed(page.read())
-                body = parser.text()
-                digest = hashlib.sha256(body.encode()).digest()
-                if len(body) < 500 or digest in seen:
-                    continue
-                seen.add(digest)
-                writer.writerow([os.path.relpath(path, root), body])
-                documents += 1
-                size += len(body.encode())
+        for path, body in zip(paths, pool.imap(page_text, paths, chunksize=16)):
+            digest = hashlib.sha256(body.encode()).digest()
+            if len(body) < 500 or digest in seen:
+                continue
+            seen.add(digest)
+            writer.writerow([os.path.relpath(path, root), body])
+            documents += 1
+            size += len(body.encode())
     print(f"{documents} documents, {size / 1e6:.1f} MB")
 
 
