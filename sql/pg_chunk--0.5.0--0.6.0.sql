@@ -809,17 +809,19 @@ BEGIN
     -- The count below includes this transaction's own chunks.
     DELETE FROM knowledge_internal.text_stats_pending AS p
     WHERE p.xid = pg_current_xact_id_if_assigned() AND (config IS NULL OR p.chunk_config = config);
+    -- Lexeme '': the chunks, and the occurrences of every lexeme together.
     INSERT INTO knowledge_internal.text_stats (chunk_config, lexeme, chunks, occurrences)
-    WITH occurrences AS (
-        SELECT c.id, c.chunk_config, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+    WITH counted AS (
+        SELECT c.chunk_config, t.lexeme, count(*) AS chunks, sum(coalesce(array_length(t.positions, 1), 1)) AS occurrences
         FROM knowledge.chunks AS c, unnest(c.tsv) AS t
         WHERE config IS NULL OR c.chunk_config = config
+        GROUP BY c.chunk_config, t.lexeme
     )
-    SELECT chunk_config, lexeme, count(*), sum(n) FROM occurrences GROUP BY chunk_config, lexeme
+    SELECT k.chunk_config, k.lexeme, k.chunks, k.occurrences FROM counted AS k
     UNION ALL
-    SELECT c.chunk_config, '', count(*), coalesce(sum(o.n), 0)
+    SELECT c.chunk_config, '', count(*),
+           coalesce((SELECT sum(k.occurrences) FROM counted AS k WHERE k.chunk_config = c.chunk_config), 0)
     FROM knowledge.chunks AS c
-    LEFT JOIN (SELECT id, sum(n) AS n FROM occurrences GROUP BY id) AS o ON o.id = c.id
     WHERE config IS NULL OR c.chunk_config = config
     GROUP BY c.chunk_config;
     GET DIAGNOSTICS written = ROW_COUNT;

@@ -137,10 +137,10 @@ bulk_insert() {
     # Each index alone first, for its build time; knowledge.end_load then counts the statistics
     # (and finds the indexes built).
     inserted=$(now)
-    sql -c "SET maintenance_work_mem = '2GB'" -c "SELECT knowledge_internal.create_vector_index(c) FROM knowledge.chunk_configs AS c WHERE c.name = 'scale'" >/dev/null
+    sql -c "SET maintenance_work_mem = '4GB'" -c "SELECT knowledge_internal.create_vector_index(c) FROM knowledge.chunk_configs AS c WHERE c.name = 'scale'" >/dev/null
     record "${2}hnsw_build_s" "$(since "$inserted")"
     inserted=$(now)
-    sql -c "SET maintenance_work_mem = '2GB'" -c "SELECT knowledge_internal.create_text_index('scale')" >/dev/null
+    sql -c "SET maintenance_work_mem = '4GB'" -c "SELECT knowledge_internal.create_text_index('scale')" >/dev/null
     record "${2}gin_build_s" "$(since "$inserted")"
     inserted=$(now)
     sql -c "SET work_mem = '1GB'" -c "SELECT knowledge.end_load('scale')" >/dev/null
