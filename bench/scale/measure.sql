@@ -20,8 +20,9 @@ UNION ALL
 SELECT E'disk_total\t' || round(sum(bytes) / n.chunks) FROM relations, n GROUP BY n.chunks;
 
 -- Recall@10 of the vector leg: knowledge.search's vector mode against the exact 10 nearest by
--- cosine (every chunk of the config read, no index).
-CREATE TEMP TABLE recall (i bigint, found bigint[], exact bigint[]);
+-- cosine (every chunk of the config read, no index), by chunk id, and by distance: a chunk found
+-- counts if it is no farther than the exact 10th (chunks with the same text tie).
+CREATE TEMP TABLE recall (i bigint, found bigint[], exact bigint[], tenth float8, near bigint);
 DO $$
 DECLARE
     q record;
@@ -34,17 +35,23 @@ BEGIN
                NULL;
         SET LOCAL enable_indexscan = off;
         SET LOCAL enable_bitmapscan = off;
-        UPDATE recall SET exact = ARRAY(SELECT c.id FROM knowledge.chunks AS c
-                                        WHERE c.chunk_config = 'scale' AND c.model = 'potion-base-8m'
-                                        ORDER BY c.embedding::vector(256) <=> v LIMIT 10)
+        UPDATE recall SET exact = e.ids, tenth = e.distances[10]
+        FROM (SELECT array_agg(n.id ORDER BY n.distance) AS ids, array_agg(n.distance ORDER BY n.distance) AS distances
+              FROM (SELECT c.id, c.embedding::vector(256) <=> v AS distance FROM knowledge.chunks AS c
+                    WHERE c.chunk_config = 'scale' AND c.model = 'potion-base-8m'
+                    ORDER BY 2 LIMIT 10) AS n) AS e
         WHERE i = q.i;
         RESET enable_indexscan;
         RESET enable_bitmapscan;
+        UPDATE recall AS r SET near = (SELECT count(*) FROM knowledge.chunks AS c
+                                       WHERE c.id = ANY (r.found) AND (c.embedding::vector(256) <=> v) <= r.tenth + 1e-6)
+        WHERE r.i = q.i;
     END LOOP;
 END
 $$;
 SELECT E'vector_recall10\t' || round(100.0 * sum((SELECT count(*) FROM unnest(found) AS f WHERE f = ANY (exact))) / sum(cardinality(exact)), 1)
 FROM recall;
+SELECT E'vector_recall10_distance\t' || round(100.0 * sum(near) / sum(cardinality(exact)), 1) FROM recall;
 
 -- A backend's memory after 100 hybrid and 100 text searches: private (RssAnon) and peak resident
 -- (VmHWM, shared buffers it touched included), in MiB.

@@ -45,10 +45,10 @@ def report(rows, same, machine):
             for c in (1, 8):
                 k = f"{mode}_{c}_"
                 out.append(f"| {v['chunks']:,.0f} | {mode}, {c} | {v[k + 'p50']:.2f} | {v[k + 'p95']:.2f} | {v[k + 'p99']:.2f} | {v[k + 'qps']:.1f} |")
-    out += ["", "| chunks | hybrid q/s, 8 clients ÷ 1 | vector recall@10 % | text leg: % of exhaustive BM25's top 10, questions exact | text leg p50 / p95 ms | exhaustive p50 / p95 ms | backend private / peak MiB |",
+    out += ["", "| chunks | hybrid q/s, 8 clients ÷ 1 | vector recall@10 %, by id / by distance | text leg: % of exhaustive BM25's top 10, questions exact | text leg p50 / p95 ms | exhaustive p50 / p95 ms | backend private / peak MiB |",
             "|---|---|---|---|---|---|---|"]
     for s, v in rows.items():
-        out.append(f"| {v['chunks']:,.0f} | {v['hybrid_8_qps'] / v['hybrid_1_qps']:.2f} | {v['vector_recall10']:.1f} | "
+        out.append(f"| {v['chunks']:,.0f} | {v['hybrid_8_qps'] / v['hybrid_1_qps']:.2f} | {v['vector_recall10']:.1f} / {v.get('vector_recall10_distance', math.nan):.1f} | "
                    f"{v['text_search_share']:.1f}, {v['text_search_exact']:.0f} | {v['text_search_p50']:.2f} / {v['text_search_p95']:.2f} | "
                    f"{v['text_exhaustive_p50']:.2f} / {v['text_exhaustive_p95']:.2f} | {v['memory_rssanon_mib']:.1f} / {v['memory_vmhwm_mib']:.1f} |")
     disks = sorted(k for v in rows.values() for k in v if k.startswith("disk_") and k != "disk_total")
