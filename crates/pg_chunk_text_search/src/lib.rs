@@ -6,3 +6,4 @@
 
 pub mod bm25;
 pub mod cjk;
+pub mod cover;

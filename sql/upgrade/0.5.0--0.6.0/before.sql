@@ -1,13 +1,24 @@
 -- 0.5.0 → 0.6.0, before the functions: schema moves, dropped or re-typed functions,
 -- the new C functions, tables and views.
 
--- The text leg scores candidates until no other chunk can be among the best (exact BM25), not
--- the first 2,000 holding the rarest lexemes: no candidates tsquery, no limit.
+-- The text leg scores the chunks that can be among the best (exact BM25), not the first 2,000
+-- holding the rarest lexemes: no candidates tsquery, no limit.
 DROP FUNCTION knowledge_internal.text_statistics(text, text, regconfig);
 DROP FUNCTION knowledge_internal.text_query(text, text, regconfig);
 DROP FUNCTION knowledge_internal.text_terms(text[], float8[]);
 DROP FUNCTION knowledge_internal.text_candidate_limit();
 ALTER TYPE knowledge_internal.search_query DROP ATTRIBUTE text_candidates;
+
+-- The text leg's sets of lexemes that can reach a score (src/text_search.rs).
+CREATE  FUNCTION knowledge_internal."bm25_cover"(
+	"df" double precision[], /* Vec < f64 > */
+	"chunks" double precision, /* f64 */
+	"k1" double precision, /* f64 */
+	"score" double precision /* f64 */
+) RETURNS SETOF INT[] /* Vec < i32 > */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'bm25_cover_wrapper';
 
 -- Bulk loads (knowledge.begin_load): the configs whose chunks are not counted as they are written.
 CREATE TABLE knowledge_internal.text_stats_paused (
