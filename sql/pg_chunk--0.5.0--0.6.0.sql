@@ -1014,6 +1014,11 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     config knowledge.chunk_configs := settings.config;
     dim int := coalesce((SELECT m.dimension FROM knowledge.models AS m WHERE m.name = config.model), 256);
+    -- What every leg keeps of a chunk c (of document d): the search's document_ids and metadata.
+    filters text := '(($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
+                    AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)';
+    -- A chunk c's BM25 score for the query.
+    bm25 text := 'knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1, ($1).b, ($2).average_length)';
 BEGIN
     RETURN format($q$
         vector_hits AS (
@@ -1021,8 +1026,7 @@ BEGIN
             FROM (SELECT c.id, %1$s AS embedding_cast
                   FROM knowledge.chunks AS c %4$s
                   WHERE ($1).mode <> 'text' AND ($2).vector IS NOT NULL AND c.model = %2$L AND c.chunk_config = %3$L
-                    AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
-                    AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                    AND %5$s
                   ORDER BY %1$s <=> ($2).vector LIMIT ($2).candidates) AS c
         ), text_hits AS (
             -- BM25's exact best ($2).candidates (ties by id), found without scoring every chunk
@@ -1045,20 +1049,17 @@ BEGIN
                       FROM floors AS f,
                            LATERAL (SELECT count(*) AS found, coalesce(min(s.score), 0) AS floor
                                     FROM (SELECT h.score FROM (
-                                              SELECT knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks,
-                                                                             ($1).k1, ($1).b, ($2).average_length) AS score
+                                              SELECT %6$s AS score
                                               FROM knowledge.chunks AS c %4$s
                                               WHERE c.chunk_config = %3$L
                                                 AND c.tsv @@ knowledge_internal.lexeme_query((($2).lexemes)[:abs(f.step + 1) + 1],
                                                                                              CASE WHEN f.step < 0 THEN '&' ELSE '|' END)
-                                                AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
-                                                AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                                                AND %5$s
                                               LIMIT 10 * ($2).candidates) AS h
                                           ORDER BY h.score DESC LIMIT ($2).candidates) AS s) AS b
                       WHERE f.found < ($2).candidates AND f.step < cardinality(($2).lexemes) - 1
                   )
-                  SELECT c.id, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1, ($1).b,
-                                                       ($2).average_length) AS score
+                  SELECT c.id, %6$s AS score
                   FROM knowledge.chunks AS c %4$s
                   WHERE ($1).mode <> 'vector' AND c.chunk_config = %3$L
                     AND c.tsv @@ ANY (ARRAY(
@@ -1066,8 +1067,7 @@ BEGIN
                         FROM knowledge_internal.bm25_cover(($2).df, ($2).chunks, ($1).k1,
                                  (SELECT CASE WHEN f.found >= ($2).candidates THEN f.floor ELSE 0 END
                                   FROM floors AS f ORDER BY f.step DESC LIMIT 1)) AS s (lexemes)))
-                    AND (($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
-                    AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                    AND %5$s
                   ORDER BY score DESC, c.id LIMIT ($2).candidates) AS t
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.rank AS vector_rank, t.rank AS text_rank, t.score AS bm25,
@@ -1079,8 +1079,7 @@ BEGIN
             SELECT f.id, f.vector_rank, f.text_rank, f.rrf,
                    CASE WHEN c.model = %2$L THEN nullif(1 - (%1$s <=> ($2).vector), 'NaN') END AS similarity,
                    CASE WHEN ($1).fusion = 'scores'
-                        THEN coalesce(f.bm25, knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1,
-                                                                      ($1).b, ($2).average_length), 0) END AS bm25,
+                        THEN coalesce(f.bm25, %6$s, 0) END AS bm25,
                    c.document_id, c.chunk_index, c.content, f.bm25 AS text_score
             FROM fused AS f JOIN knowledge.chunks AS c ON c.id = f.id
         )
@@ -1088,7 +1087,8 @@ BEGIN
         -- The chunks' documents are joined only to filter: by metadata, or by their row-level
         -- security (a chunk's document always exists: the foreign key).
         CASE WHEN settings.metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
-             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END);
+             THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END,
+        filters, bm25);
 END
 $$;
 

@@ -1,10 +1,12 @@
 //! The SQL functions of knowledge.search's text leg: CJK bigrams for the tsvectors and queries
 //! (`knowledge.text_vector` in sql/store.sql calls it) and the BM25 score of a chunk's tsvector.
 
+use crate::errors::Error;
 use pg_chunk_text_search::bm25::{idf, sorted_terms, Bm25, TsVector};
 use pg_chunk_text_search::cjk::cjk_bigrams;
 use pg_chunk_text_search::cover::{cover, term_bound};
 use pgrx::callconv::{Arg, ArgAbi};
+use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{impl_sql_translatable, pg_func_extra, pg_sys, FromDatum};
 
@@ -57,12 +59,21 @@ const COVER_SETS: usize = 64;
 /// Sets of a query's lexemes (1-based positions, each set in increasing order) such that every
 /// chunk that BM25 can score at least `score` for lexemes found in `df` of `chunks` chunks each
 /// holds every lexeme of one of them (crates/pg_chunk_text_search/src/cover.rs); `score` 0:
-/// each lexeme alone.
+/// each lexeme alone. A NULL in `df` is 22023.
 #[pg_extern(immutable, parallel_safe, strict, schema = "knowledge_internal")]
-fn bm25_cover(df: Vec<f64>, chunks: f64, k1: f64, score: f64) -> SetOfIterator<'static, Vec<i32>> {
-    let bounds: Vec<f64> = df.iter().map(|&df| term_bound(idf(chunks, df), k1)).collect();
+fn bm25_cover(
+    df: Array<'_, f64>,
+    chunks: f64,
+    k1: f64,
+    score: f64,
+) -> Result<SetOfIterator<'static, Vec<i32>>, ErrorReport> {
+    let bounds: Vec<f64> = df
+        .iter()
+        .map(|df| df.map(|df| term_bound(idf(chunks, df), k1)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::InvalidArgument("bm25_cover's df holds a NULL".into()).report("bm25_cover"))?;
     let sets = cover(&bounds, score, COVER_SETS);
-    SetOfIterator::new(sets.into_iter().map(|set| set.into_iter().map(|i| i as i32 + 1).collect()))
+    Ok(SetOfIterator::new(sets.into_iter().map(|set| set.into_iter().map(|i| i as i32 + 1).collect())))
 }
 
 /// The query terms the last call of a knowledge_internal.bm25 call site scored with, and the

@@ -29,14 +29,14 @@ pub fn term_bound(idf: f64, k1: f64) -> f64 {
 pub fn cover(bounds: &[f64], score: f64, limit: usize) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..bounds.len()).collect();
     order.sort_by(|&a, &b| bounds[b].total_cmp(&bounds[a]).then(a.cmp(&b)));
+    if score.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        // Zero, negative or NaN: every term alone.
+        return order.into_iter().map(|i| vec![i]).collect();
+    }
     // suffix[i]: the bounds of order[i..] added up.
     let mut suffix = vec![0.0; order.len() + 1];
     for i in (0..order.len()).rev() {
         suffix[i] = suffix[i + 1] + bounds[order[i]];
-    }
-    if score.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-        // Zero, negative or NaN: every term alone.
-        return order.into_iter().map(|i| vec![i]).collect();
     }
     let score = score * (1.0 - 1e-9);
     let mut sets = Vec::new();

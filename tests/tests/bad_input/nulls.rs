@@ -269,6 +269,21 @@ pub(super) fn nulls(m: &mut Matrix) {
         Check::Nothing,
         NO_ROWS,
     );
+    // The text leg's cover: STRICT, and a NULL among the lexemes' chunk counts is refused.
+    m.add(
+        "bm25_cover(NULL, ...)",
+        "SELECT * FROM knowledge_internal.bm25_cover(NULL, 10, 1.2, 1)",
+        vec![],
+        Check::Nothing,
+        NO_ROWS,
+    );
+    m.add(
+        "bm25_cover with a NULL df",
+        "SELECT * FROM knowledge_internal.bm25_cover(ARRAY[1, NULL]::float8[], 10, 1.2, 1)",
+        vec![],
+        Check::Nothing,
+        BAD_CFG,
+    );
 
     // The store's NOT NULL columns.
     for (column, sql) in [
