@@ -14,8 +14,9 @@
 #      knowledge.distributed_search against knowledge.search on the one store, hybrid with score
 #      fusion and with rrf: the share of the one store's chunks (content and chunk index) that
 #      the cluster returns too, and of questions whose top 5 is the same list.
-#   2. latency at about 100,000 chunks: bench/store's corpus (PostgreSQL's SQL reference pages,
-#      COPIES copies, default 50) in fixed 400-character chunks of potion-base-8m, in both; QUERIES
+#   2. latency: bench/store's corpus (PostgreSQL's SQL reference pages, COPIES copies, default
+#      500: about a million chunks) in fixed 400-character chunks of potion-base-8m, in both,
+#      written by the bulk load on every node; QUERIES
 #      (default 100) queries, k = 10, hybrid, each through one and then the other, the query
 #      embedded every time (cache off), timed on the coordinator's clock: p50 and p95 of each.
 #   3. throughput: the first MB (default 5) megabytes of the Python manual's reST sources,
@@ -31,7 +32,7 @@ source scripts/lib.sh
 source bench/python_docs.sh
 PG_CONFIG=${pg_config_given:-$PG17_CONFIG}
 
-COPIES=${COPIES:-50}
+COPIES=${COPIES:-500}
 QUERIES=${QUERIES:-100}
 MB=${MB:-5}
 OUT=$BUILD_DIR/bench-citus
@@ -41,6 +42,13 @@ RESULTS=${RESULTS-bench/citus/results}
 sql() { psql -X -q -At -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$coordinator" -d "$CITUS_DATABASE" "$@"; }
 # One statement on every worker, through the coordinator.
 on_workers() { sql -c "SELECT string_agg(result, ' ' ORDER BY nodeport) FROM run_command_on_workers(\$cmd\$$1\$cmd\$)"; }
+# One command on every node (the coordinator too), each on a connection of its own, in parallel;
+# fails, saying each node's answer, unless it succeeded on every one.
+on_all_nodes() {
+    local failed
+    failed=$(sql -c "SELECT string_agg('node ' || nodeid || ': ' || result, '; ') FROM run_command_on_all_nodes(\$cmd\$$1\$cmd\$) WHERE NOT success")
+    [ -z "$failed" ] || { echo "$1 failed on: $failed" >&2; return 1; }
+}
 
 step "Citus benchmark: a cluster afresh"
 mkdir -p "$OUT"
@@ -103,38 +111,49 @@ SQL
 )
 echo "$agreement" | sed 's/^/    /'
 
-step "Citus benchmark: 2. latency at about 100,000 chunks"
+step "Citus benchmark: 2. latency, $COPIES copies of PostgreSQL's SQL reference"
 python3 bench/embeddings/man_text.py --out "$OUT/man7.csv"
 sql <<SQL
 SET client_min_messages = warning;
 CREATE TABLE bench_pages (page text PRIMARY KEY, body text NOT NULL);
 \\copy bench_pages FROM '$OUT/man7.csv' WITH (FORMAT csv)
-SELECT run_command_on_all_nodes(\$\$INSERT INTO knowledge.chunk_configs (name, cfg, model, active)
-    VALUES ('bench100k', '{"strategy": "fixed", "max_size": 400, "overlap": 0}', 'potion-base-8m', false)\$\$);
--- Loading, then building the HNSW index, is much faster than growing it row by row.
-SELECT run_command_on_all_nodes(\$\$SELECT knowledge_internal.drop_vector_index('bench100k')\$\$);
 CREATE TABLE pages_docs (id bigint PRIMARY KEY, body text NOT NULL);
 SELECT create_distributed_table('pages_docs', 'id');
-SQL
-sql -c "SELECT knowledge.attach_distributed('pages_docs', 'id', 'body', 'bench100k')" >/dev/null
-sql <<SQL
-SET client_min_messages = warning;
 CREATE TABLE bench_copies AS
 SELECT row_number() OVER (ORDER BY page, copy) AS id, 'Copy ' || copy || ' of ' || page || '. ' || body AS body
 FROM bench_pages, generate_series(1, $COPIES) AS copy;
-INSERT INTO pages_docs SELECT id, body FROM bench_copies;
-INSERT INTO knowledge.documents (content, chunk_config) SELECT body, 'bench100k' FROM bench_copies ORDER BY id;
-SELECT run_command_on_all_nodes(\$\$SET maintenance_work_mem = '512MB';
-    SELECT knowledge_internal.create_vector_index(c) FROM knowledge.chunk_configs AS c WHERE c.name = 'bench100k'\$\$);
-SELECT run_command_on_all_nodes('VACUUM ANALYZE knowledge.documents, knowledge.chunks');
+SQL
+on_all_nodes "INSERT INTO knowledge.chunk_configs (name, cfg, model, active)
+    VALUES ('copies', '{\"strategy\": \"fixed\", \"max_size\": 400, \"overlap\": 0}', 'potion-base-8m', false)"
+sql -c "SELECT knowledge.attach_distributed('pages_docs', 'id', 'body', 'copies')" >/dev/null
+# On every node, the bulk load of docs/store.md ("Loading a large store"): the indexes built and
+# the statistics counted once, at the end. The one store is written from two sessions (a core
+# each), the distributed table through the coordinator (a connection to each worker).
+on_all_nodes "SELECT knowledge.begin_load('copies')"
+started=$SECONDS
+for m in 0 1; do
+    sql -c "SET client_min_messages = warning" \
+        -c "INSERT INTO knowledge.documents (content, chunk_config) SELECT body, 'copies' FROM bench_copies WHERE id % 2 = $m ORDER BY id" &
+    writers[m]=$!
+done
+wait "${writers[0]}" && wait "${writers[1]}"
+say "the one store written in $((SECONDS - started)) s"
+started=$SECONDS
+sql -c "SET client_min_messages = warning" -c "INSERT INTO pages_docs SELECT id, body FROM bench_copies"
+say "the distributed table written in $((SECONDS - started)) s"
+started=$SECONDS
+on_all_nodes "SET maintenance_work_mem = '2GB'; SET work_mem = '1GB'; SELECT knowledge.end_load('copies')"
+say "indexes built and statistics counted on every node in $((SECONDS - started)) s"
+on_all_nodes "VACUUM ANALYZE knowledge.documents, knowledge.chunks"
+sql <<SQL
 CREATE TABLE bench_queries AS
 SELECT row_number() OVER () AS i, regexp_replace(left(content, 80), '\s+\S*$', '') AS query
 FROM (SELECT s.content, row_number() OVER (ORDER BY p.page, s.sentence_index) AS n
       FROM bench_pages AS p, knowledge.split_sentences(p.body) AS s WHERE length(s.content) > 40) AS sentences
 WHERE n % 40 = 0 LIMIT $QUERIES;
 SQL
-one_chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'bench100k'")
-worker_chunks=$(on_workers "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'bench100k'")
+one_chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'copies'")
+worker_chunks=$(on_workers "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'copies'")
 say "chunks: one store $one_chunks, workers $worker_chunks"
 latency=$(sql <<'SQL'
 SET pg_chunk.embedding_cache_mb = 0;
@@ -144,7 +163,7 @@ DECLARE
     q text;
     started timestamptz;
     n int;
-    options jsonb := '{"config": "bench100k"}';
+    options jsonb := '{"config": "copies"}';
 BEGIN
     PERFORM count(*) FROM knowledge.search('warm up the caches', 10, options);
     PERFORM count(*) FROM knowledge.distributed_search('warm up the caches', 10, options);
@@ -221,7 +240,7 @@ echo "| search (top 5, default config) | questions | chunks of the one store's t
 echo "|---|---|---|---|"
 awk -F'\t' '{ printf "| hybrid, fusion %s | %s | %s%% | %s%% |\n", $1, $2, $3, $4 }' <<<"$agreement"
 echo
-echo "| search (k = 10, hybrid, bench100k, query embedded) | chunks | p50 ms | p95 ms | queries | mean results |"
+echo "| search (k = 10, hybrid, config copies, query embedded) | chunks | p50 ms | p95 ms | queries | mean results |"
 echo "|---|---|---|---|---|---|"
 awk -F'\t' -v one="$one_chunks" -v many="${worker_chunks// / + }" \
     '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, ($1 ~ /^one/ ? one : many), $2, $3, $4, $5 }' <<<"$latency"
