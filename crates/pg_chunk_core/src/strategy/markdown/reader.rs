@@ -288,7 +288,15 @@ fn extend_text(items: &mut [OpenItem], span: Span, reader: &Reader<'_>) {
             *text =
                 reader.block(BlockKind::Paragraph, Span { start: text.span.start, end: span.end.max(text.span.end) }, 0)
         }
-        _ => open.item.inner.push(reader.block(BlockKind::Paragraph, span, 0)),
+        _ => {
+            // Text of only whitespace that CommonMark does not count as blank (U+00A0, say) is
+            // no block: an empty one would make a chunk of the marker and that whitespace.
+            let text = reader.block(BlockKind::Paragraph, span, 0);
+            if text.span.start == text.span.end {
+                return;
+            }
+            open.item.inner.push(text)
+        }
     }
     open.in_text = true;
 }

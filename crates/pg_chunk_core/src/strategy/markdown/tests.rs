@@ -374,6 +374,16 @@ fn an_oversized_list_item_is_cut_between_its_inner_blocks() {
     assert_regions_whole(&doc, &cfg, &chunks, "list");
 }
 
+/// An item whose text is only a no-break space (not blank to CommonMark, whitespace to the
+/// chunk invariants) and a nested list: the marker is cut alone, with no empty text block after
+/// it to stretch it over the space (found by `invariants_hold_for_any_markdown`).
+#[test]
+fn an_item_of_only_a_no_break_space_is_its_marker() {
+    let doc = "* \u{a0}\n  - nested\n";
+    let chunks = chunk(doc, json!({"max_size": "1 chars", "min_size": "0 chars"}));
+    assert_eq!(texts(doc, &chunks)[0], "*");
+}
+
 #[test]
 fn small_sections_merge_with_the_next_sibling_or_child_only() {
     let long = "This section is long enough on its own to pass the minimum size.";
