@@ -196,8 +196,8 @@ for size in $SIZES; do
     loaded=$upto
     # Chunks per MB vary through the corpus, so the growth can fall short of the size: the rest
     # through the sync trigger, untimed.
-    while (($(chunks) < size)); do
-        upto=$(docs_for_mb "$(awk -v n="$(($size - $(chunks)))" -v p="$per_mb" 'BEGIN { printf "%.3f", 1.05 * n / p }')")
+    while short=$((size - $(chunks))) && ((short > 0)); do
+        upto=$(docs_for_mb "$(awk -v n="$short" -v p="$per_mb" 'BEGIN { printf "%.3f", 1.05 * n / p }')")
         ((upto > loaded)) || break
         sql -c "CALL bench_insert($loaded, $upto, 0, 1)"
         loaded=$upto

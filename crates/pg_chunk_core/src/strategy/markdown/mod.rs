@@ -57,6 +57,14 @@ pub(super) struct Block {
     pub(super) inner: Vec<Block>,
 }
 
+impl Block {
+    /// Whether its trimmed span holds nothing: text of only whitespace that CommonMark does not
+    /// count as blank (U+00A0, say) makes no block.
+    pub(super) fn is_empty(&self) -> bool {
+        self.span.start == self.span.end
+    }
+}
+
 /// A piece of the document that packing never cuts: a whole block, or a piece of a block above
 /// the cap (`whole` false). `block` indexes the document's blocks.
 struct Piece {

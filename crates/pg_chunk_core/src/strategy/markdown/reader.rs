@@ -106,7 +106,7 @@ impl<'a> Reader<'a> {
                     continue;
                 }
             };
-            if block.span.start == block.span.end {
+            if block.is_empty() {
                 continue;
             }
             match items.last_mut() {
@@ -289,10 +289,8 @@ fn extend_text(items: &mut [OpenItem], span: Span, reader: &Reader<'_>) {
                 reader.block(BlockKind::Paragraph, Span { start: text.span.start, end: span.end.max(text.span.end) }, 0)
         }
         _ => {
-            // Text of only whitespace that CommonMark does not count as blank (U+00A0, say) is
-            // no block: an empty one would make a chunk of the marker and that whitespace.
             let text = reader.block(BlockKind::Paragraph, span, 0);
-            if text.span.start == text.span.end {
+            if text.is_empty() {
                 return;
             }
             open.item.inner.push(text)
