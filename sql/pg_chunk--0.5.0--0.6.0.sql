@@ -166,6 +166,9 @@ DECLARE
 BEGIN
     PERFORM knowledge_internal.drop_vector_index(c.name), knowledge_internal.drop_text_index(c.name);
     INSERT INTO knowledge_internal.text_stats_paused (chunk_config) VALUES (c.name) ON CONFLICT DO NOTHING;
+    -- Its embedding run made now: made by the load's first write, it would hold the load's
+    -- other sessions until that write's transaction ends.
+    PERFORM knowledge_internal.current_run(c);
 END
 $$;
 

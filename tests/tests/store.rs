@@ -4,8 +4,8 @@
 //! Each test has a database of its own; most embed with the static model to stay quick.
 
 use pg_chunk_client_tests::{
-    assert_store_exact, connect_database, connection_string, fresh_database, model_dir, prose_paragraphs,
-    sample_document, server_dir, sqlstate_of, topic_document,
+    assert_store_exact, connect_database, connection_string, describe_error, fresh_database, model_dir,
+    prose_paragraphs, sample_document, server_dir, sqlstate_of, topic_document,
 };
 use postgres::Client;
 use std::process::Command;
@@ -340,6 +340,35 @@ fn a_bulk_load_counts_a_configs_statistics_and_builds_its_indexes_once() {
     assert_eq!(searches(&mut client), with);
     client.batch_execute("SET enable_seqscan = off; SET enable_bitmapscan = on").unwrap();
     assert_eq!(count(&mut client, volcanoes), read);
+}
+
+/// A load's sessions write a fresh config at once: the first to write it must not make the
+/// others wait for its transaction (its embedding run, made on first use, is made by begin_load).
+#[test]
+fn a_bulk_load_s_sessions_do_not_wait_for_each_other() {
+    let mut client = store_database("bulk_load_sessions");
+    // A store that has seen the documents' language (knowledge.languages): the first document of
+    // a language holds its row until its transaction ends.
+    insert_document(&mut client, &topic_document(2));
+    client
+        .batch_execute(
+            "INSERT INTO knowledge.chunk_configs (name, model, active) VALUES ('fresh', 'potion-base-8m', false);
+             SELECT knowledge.begin_load('fresh')",
+        )
+        .unwrap();
+    let insert = "INSERT INTO knowledge.documents (content, chunk_config) VALUES ($1, 'fresh')";
+    let mut first = connect_database("bulk_load_sessions");
+    first.batch_execute("BEGIN").unwrap();
+    first.execute(insert, &[&topic_document(0)]).unwrap();
+    let mut second = connect_database("bulk_load_sessions");
+    second.batch_execute("SET lock_timeout = '5s'").unwrap();
+    second
+        .execute(insert, &[&topic_document(1)])
+        .unwrap_or_else(|e| panic!("the second session waited for the first's transaction: {}", describe_error(&e)));
+    first.batch_execute("COMMIT").unwrap();
+    client.batch_execute("SELECT knowledge.end_load('fresh')").unwrap();
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.embedding_runs WHERE chunk_config = 'fresh'"), 1);
+    assert_store_exact(&mut client, "after the load");
 }
 
 #[test]
