@@ -27,7 +27,9 @@ CREATE TYPE knowledge_internal.search_settings AS (
     k1 float8,                      -- BM25's constants
     b float8,
     fusion text,                    -- the fusion in effect: "rrf" outside hybrid mode
-    neighbours float8               -- the neighbours' share in effect: 0 unless fusion is "scores"
+    neighbours float8,              -- the neighbours' share in effect: 0 unless fusion is "scores"
+    filter jsonpath                 -- chunks whose metadata merged with their document's @@ it
+                                    -- (knowledge_internal.filter_jsonpath); NULL: every chunk
 );
 
 -- The names of the search options, in order: the fields of knowledge_internal.search_settings.
@@ -116,6 +118,9 @@ BEGIN
     IF s.metadata IS NOT NULL AND jsonb_typeof(s.metadata) <> 'object' THEN
         RAISE EXCEPTION 'search option metadata must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF options ? 'filter' THEN
+        s.filter := knowledge_internal.filter_jsonpath(options -> 'filter')::jsonpath;
+    END IF;
     s.config := knowledge_internal.named_chunk_config(coalesce(options ->> 'config', 'default'));
     IF s.mode = 'text' AND s.min_score IS NOT NULL THEN
         RAISE EXCEPTION 'search option min_score is a cosine similarity and needs mode "hybrid" or "vector"'
@@ -159,9 +164,11 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     config knowledge.chunk_configs := settings.config;
     dim int := coalesce((SELECT m.dimension FROM knowledge.models AS m WHERE m.name = config.model), 256);
-    -- What every leg keeps of a chunk c (of document d): the search's document_ids and metadata.
+    -- What every leg keeps of a chunk c (of document d): the search's document_ids, metadata
+    -- and filter (over the chunk's metadata and its document's, the document's keys winning).
     filters text := '(($1).document_ids IS NULL OR c.document_id = ANY (($1).document_ids))
-                    AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)';
+                    AND (($1).metadata IS NULL OR d.metadata @> ($1).metadata)
+                    AND (($1).filter IS NULL OR (c.metadata || d.metadata) @@ ($1).filter)';
     -- A chunk c's BM25 score for the query.
     bm25 text := 'knowledge_internal.bm25(c.tsv, ($2).lexemes, ($2).df, ($2).chunks, ($1).k1, ($1).b, ($2).average_length)';
 BEGIN
@@ -231,7 +238,7 @@ BEGIN
         $q$, knowledge_internal.vector_expression(dim, config.halfvec), config.model, config.name,
         -- The chunks' documents are joined only to filter: by metadata, or by their row-level
         -- security (a chunk's document always exists: the foreign key).
-        CASE WHEN settings.metadata IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
+        CASE WHEN settings.metadata IS NOT NULL OR settings.filter IS NOT NULL OR (SELECT c.relrowsecurity FROM pg_class AS c WHERE c.oid = 'knowledge.documents'::regclass)
              THEN 'JOIN knowledge.documents AS d ON d.id = c.document_id' ELSE 'CROSS JOIN (SELECT NULL::jsonb AS metadata) AS d' END,
         filters, bm25);
 END

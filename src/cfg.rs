@@ -1,4 +1,4 @@
-//! The `cfg jsonb` argument. pgrx's `JsonB` reads a jsonb through serde_json and panics (an
+//! The `cfg jsonb` argument (and any other jsonb argument read as JSON, such as a search filter). pgrx's `JsonB` reads a jsonb through serde_json and panics (an
 //! internal error, XX000) on what PostgreSQL accepts and serde_json does not: numbers beyond
 //! f64 (`1e400`) and nesting deeper than 128. `Cfg` keeps that failure, so that it becomes the
 //! same 22023 as any other bad cfg.
@@ -16,9 +16,14 @@ pub struct Cfg(Result<Value, String>);
 impl_sql_translatable!(Cfg, "jsonb");
 
 impl Cfg {
+    /// The JSON value, or why it could not be read.
+    pub fn value(&self) -> Result<&Value, &str> {
+        self.0.as_ref().map_err(String::as_str)
+    }
+
     /// The JSON value; an unreadable one is an invalid configuration (22023).
     pub fn json(&self) -> Result<&Value, ChunkError> {
-        self.0.as_ref().map_err(|reason| ChunkError::config("cfg", "(unreadable)", reason.clone()))
+        self.value().map_err(|reason| ChunkError::config("cfg", "(unreadable)", reason.to_owned()))
     }
 
     pub fn parse(&self) -> Result<ChunkConfig, ChunkError> {

@@ -20,6 +20,7 @@ mod chunking;
 mod drop_guard;
 mod embedding;
 mod errors;
+mod filter;
 mod gucs;
 mod heap;
 mod models;
@@ -39,7 +40,7 @@ mod worker;
 //   4. stored_vectors: knowledge_internal.stored_vectors, looked up before embedding and saved after
 //   5. embedding: texts embedded through the cache and the stored vectors; a model as the core's embedder
 //   6. chunking: the core run with the model a cfg names; the rows of knowledge.chunk
-//   7. api, store, text_search, worker, drop_guard: the SQL functions, the queue's background
+//   7. api, store, text_search, filter, worker, drop_guard: the SQL functions, the queue's background
 //      workers, and the hook that keeps a drop from deleting documents
 
 ::pgrx::pg_module_magic!(name, version);
@@ -74,7 +75,7 @@ extension_sql_file!("../sql/attach.sql", name = "attach", requires = ["store"]);
 // The text leg of search: tsvectors with CJK bigrams, BM25's statistics kept by triggers.
 extension_sql_file!("../sql/text_search.sql", name = "text_search", requires = ["store", cjk_bigrams_of, bm25]);
 // Hybrid search over the store.
-extension_sql_file!("../sql/search.sql", name = "search", requires = ["text_search"]);
+extension_sql_file!("../sql/search.sql", name = "search", requires = ["text_search", filter_jsonpath]);
 // Asynchronous ingestion: the queue the background workers (worker.rs) drain.
 extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
 // Logical replication: the triggers a subscriber of documents alone sets to fire.

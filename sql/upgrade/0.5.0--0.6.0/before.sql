@@ -25,3 +25,12 @@ CREATE TABLE knowledge_internal.text_stats_paused (
     chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name) ON UPDATE RESTRICT ON DELETE RESTRICT
 );
 REVOKE ALL ON knowledge_internal.text_stats_paused FROM PUBLIC;
+
+-- knowledge.search's filter option (src/filter.rs), parsed into the last field of its settings.
+CREATE  FUNCTION knowledge_internal."filter_jsonpath"(
+	"filter" jsonb /* pg_chunk::cfg::Cfg */
+) RETURNS TEXT /* core::result::Result<alloc::string::String, pgrx_pg_sys::submodules::panic::ErrorReport> */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'filter_jsonpath_wrapper';
+ALTER TYPE knowledge_internal.search_settings ADD ATTRIBUTE filter jsonpath;

@@ -65,6 +65,25 @@ fn option_cases() -> Vec<(&'static str, &'static str, Expect)> {
         ("metadata array", r#"{"metadata": []}"#, BAD_CFG),
         ("metadata string", r#"{"metadata": "x"}"#, BAD_CFG),
         ("metadata JSON null", r#"{"metadata": null}"#, Expect::OneOf(&["00000", "22023"])),
+        ("filter empty", r#"{"filter": {}}"#, OK),
+        (
+            "filter of every operator",
+            r#"{"filter": {"$or": [{"a": 1}, {"$and": [{"b": {"$ne": null, "$nin": [1]}}, {"$not": {"c": {"$in": ["x"]}}}]}, {"d": {"$gt": 1, "$gte": 1, "$lt": 2, "$lte": 2}}, {"e": {"$between": ["a", "b"]}}, {"f": {"$like": "a%", "$exists": true}}, {"g": {"$ilike": "_"}}, {"h": {"$eq": false}}]}}"#,
+            OK,
+        ),
+        ("filter array", r#"{"filter": []}"#, BAD_CFG),
+        ("filter string", r#"{"filter": "a == 1"}"#, BAD_CFG),
+        ("filter JSON null", r#"{"filter": null}"#, BAD_CFG),
+        ("filter unknown operator", r#"{"filter": {"a": {"$regex": "x"}}}"#, BAD_CFG),
+        ("filter unknown top-level operator", r#"{"filter": {"$nor": [{"a": 1}]}}"#, BAD_CFG),
+        ("filter $in of a string", r#"{"filter": {"a": {"$in": "x"}}}"#, BAD_CFG),
+        ("filter $between of one", r#"{"filter": {"a": {"$between": [1]}}}"#, BAD_CFG),
+        ("filter $exists of a string", r#"{"filter": {"a": {"$exists": "yes"}}}"#, BAD_CFG),
+        ("filter $and empty", r#"{"filter": {"$and": []}}"#, BAD_CFG),
+        ("filter $not of an array", r#"{"filter": {"$not": [{"a": 1}]}}"#, BAD_CFG),
+        ("filter value an object", r#"{"filter": {"a": {"b": 1}}}"#, BAD_CFG),
+        ("filter number beyond f64", r#"{"filter": {"a": 1e400}}"#, BAD_CFG),
+        ("filter quotes in a key", r#"{"filter": {"a\" || true || \"": 1}}"#, OK),
         ("language english", r#"{"language": "english"}"#, OK),
         ("language schema-qualified", r#"{"language": "pg_catalog.simple"}"#, OK),
         ("language unknown", r#"{"language": "klingon"}"#, UNKNOWN),
@@ -113,6 +132,15 @@ pub(super) fn search_options(m: &mut Matrix) {
         vec![doc(&deep)],
         Check::Search,
         OK,
+    );
+    // Nesting beyond serde_json's 128 is refused like any unreadable filter.
+    let deep = format!(r#"{{"filter": {}{{}}{}}}"#, r#"{"$not": "#.repeat(200), "}".repeat(200));
+    m.add(
+        "search options filter 200 deep",
+        "SELECT chunk_id, score, similarity FROM knowledge.search('bees', 5, $1::text::jsonb)",
+        vec![doc(&deep)],
+        Check::Search,
+        BAD_CFG,
     );
     for (label, k) in [("0", "0"), ("-1", "-1"), ("1001", "1001"), ("i32::MAX", "2147483647")] {
         m.add(
