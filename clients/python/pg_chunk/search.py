@@ -14,14 +14,16 @@ from pg_chunk.connection import AsyncConnectionSource, ConnectionSource, async_c
 
 # knowledge.search's rows in its order (WITH ORDINALITY), each with what knowledge.chunks and
 # knowledge.documents hold of it: the search itself returns neither offsets nor titles. Both joins
-# run as the caller, as the search does, so row-level security applies to them alike.
+# run as the caller, as the search does, so row-level security applies to them alike. They are
+# outer joins, so that the search runs even when the store is empty: an inner hash join skips
+# its other side when the chunks it hashed are none, and a bad option would go unreported.
 SEARCH_SQL = """
 SELECT s.chunk_id, s.document_id, s.chunk_index, s.content, s.score, s.vector_rank, s.text_rank,
-       s.similarity, s.below_min_score, c.char_offset, c.char_length,
+       s.similarity, s.below_min_score, c.char_offset, c.char_length, c.metadata AS chunk_metadata,
        d.title, d.source, d.source_key, d.metadata AS document_metadata
 FROM knowledge.search(%(query)s, %(k)s, %(options)s) WITH ORDINALITY AS s
-JOIN knowledge.chunks AS c ON c.id = s.chunk_id
-JOIN knowledge.documents AS d ON d.id = s.document_id
+LEFT JOIN knowledge.chunks AS c ON c.id = s.chunk_id
+LEFT JOIN knowledge.documents AS d ON d.id = s.document_id
 ORDER BY s.ordinality
 """
 
@@ -30,7 +32,8 @@ ORDER BY s.ordinality
 class SearchResult:
     """One row of knowledge.search (docs/store.md, "Search") with its chunk's offsets into the
     document's content (``content == document.content[char_offset:char_offset + char_length]``)
-    and the document's title, source, source_key and metadata."""
+    and metadata (what its strategy wrote: the markdown strategy's ``heading_path``, say), and
+    the document's title, source, source_key and metadata."""
 
     chunk_id: int
     document_id: int
@@ -43,6 +46,7 @@ class SearchResult:
     below_min_score: bool
     char_offset: int
     char_length: int
+    chunk_metadata: dict[str, Any]
     title: str | None
     source: str | None
     source_key: str | None
@@ -65,13 +69,15 @@ def search_options(
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """knowledge.search's options object: the named ones that are not None, and ``options`` for
-    any other (``language``, ``k1``, ``b``, ``fusion``, ``neighbours``). ``filter`` is the
-    ``metadata`` option: documents whose metadata contains it. The server checks every value and
-    refuses a bad one with 22023; naming an option both ways is a ValueError here."""
+    any other (``language``, ``k1``, ``b``, ``fusion``, ``neighbours``, ``metadata``). ``filter``
+    is the ``filter`` option: conditions on the metadata of each chunk and its document, such as
+    ``{"year": {"$gte": 2020}, "lang": {"$in": ["en", "de"]}}`` (docs/store.md, "Filters"). The
+    server checks every value and refuses a bad one with 22023; naming an option both ways is a
+    ValueError here."""
     named = {
         "mode": mode,
         "config": config,
-        "metadata": None if filter is None else dict(filter),
+        "filter": None if filter is None else dict(filter),
         "document_ids": None if document_ids is None else list(document_ids),
         "min_score": min_score,
     }

@@ -1,5 +1,5 @@
-"""Writing documents into knowledge.documents by source key, in batches; the store's triggers
-chunk and embed them (or queue them, for an async config)."""
+"""knowledge.documents by source key: written in batches (the store's triggers chunk and embed
+them, or queue them for an async config), read and deleted."""
 
 from __future__ import annotations
 
@@ -72,6 +72,30 @@ SELECT min(id), bool_or(added) FROM (SELECT id, false AS added FROM updated
 """
 
 WAIT_SQL = "SELECT knowledge.wait_for_queue(%(timeout)s)"
+
+# The writer's documents (not an attachment's, whose keys are their table's ids) by source key.
+READ_SQL = """
+SELECT d.id, d.source_key, d.title, d.content, d.metadata, d.source, d.language
+FROM knowledge.documents AS d
+WHERE d.attachment_id IS NULL AND d.source_key = ANY (%(keys)s::text[])
+"""
+DELETE_SQL = """
+DELETE FROM knowledge.documents AS d
+WHERE d.attachment_id IS NULL AND d.source_key = ANY (%(keys)s::text[])
+"""
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document the writer wrote, as read back by ``read_documents``."""
+
+    document_id: int
+    source_key: str
+    title: str | None
+    content: str
+    metadata: dict[str, Any]
+    source: str | None
+    language: str
 
 
 def _batches(documents: Iterable[StoreDocument], batch_size: int) -> Iterator[list[StoreDocument]]:
@@ -212,3 +236,40 @@ async def awrite_documents(
                 conn.remove_notice_handler(handler)
             _check_drained(row, timeout, warnings)
     return written
+
+
+def _in_key_order(keys: Iterable[str], rows: list[tuple[Any, ...]]) -> list[StoredDocument]:
+    found = {row[1]: StoredDocument(*row) for row in rows}
+    return [found[key] for key in dict.fromkeys(keys) if key in found]
+
+
+def read_documents(source: ConnectionSource, keys: Iterable[str]) -> list[StoredDocument]:
+    """The documents written with these source keys, in the order of ``keys`` (each once; a key
+    with no document is left out)."""
+    keys = list(keys)
+    with connection_from(source) as conn, conn.transaction(), conn.cursor() as cur:
+        cur.execute(READ_SQL, {"keys": keys})
+        return _in_key_order(keys, cur.fetchall())
+
+
+async def aread_documents(source: AsyncConnectionSource, keys: Iterable[str]) -> list[StoredDocument]:
+    """read_documents, on an asyncio connection."""
+    keys = list(keys)
+    async with async_connection_from(source) as conn, conn.transaction(), conn.cursor() as cur:
+        await cur.execute(READ_SQL, {"keys": keys})
+        return _in_key_order(keys, await cur.fetchall())
+
+
+def delete_documents(source: ConnectionSource, keys: Iterable[str]) -> int:
+    """Deletes the documents written with these source keys, and so their chunks; returns how
+    many there were (a key with no document is no error)."""
+    with connection_from(source) as conn, conn.transaction(), conn.cursor() as cur:
+        cur.execute(DELETE_SQL, {"keys": list(keys)})
+        return cur.rowcount
+
+
+async def adelete_documents(source: AsyncConnectionSource, keys: Iterable[str]) -> int:
+    """delete_documents, on an asyncio connection."""
+    async with async_connection_from(source) as conn, conn.transaction(), conn.cursor() as cur:
+        await cur.execute(DELETE_SQL, {"keys": list(keys)})
+        return cur.rowcount

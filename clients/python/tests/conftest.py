@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,12 +28,13 @@ def fresh_database(name: str) -> str:
     return conninfo
 
 
-@pytest.fixture(scope="session")
-def search_db() -> str:
+@functools.cache
+def search_database() -> str:
     """A store that the search tests only read: the search corpus's 36 one-chunk documents
     (metadata {"title", "collection": "corpus"}) and examples/sample.txt (four chunks, metadata
     {"collection": "sample"}), chunked by the default config and by "small" (fixed pieces of at
-    most 300 characters, potion-base-8m)."""
+    most 300 characters, potion-base-8m). Made once a session; LangChain's suites, whose
+    parameters are properties, call it too."""
     conninfo = fresh_database("python_search")
     corpus = json.loads((REPOSITORY / "tests/fixtures/search_corpus.json").read_text())
     sample = (REPOSITORY / "examples/sample.txt").read_text()
@@ -47,6 +49,12 @@ def search_db() -> str:
                         VALUES ('Three subjects', %s, 'examples/sample.txt', 'sample', '{"collection": "sample"}')""",
                      (sample,))
     return conninfo
+
+
+@pytest.fixture(scope="session")
+def search_db() -> str:
+    """search_database's connection string."""
+    return search_database()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pg_chunk.langchain import PgChunkRetriever
 QUESTION = "How do hives stay warm in winter?"
 ANSWER = "vibrate their flight muscles without moving their wings"
 
-METADATA_KEYS = {"chunk_id", "document_id", "chunk_index", "char_offset", "char_length", "score", "similarity",
+METADATA_KEYS = {"chunk_id", "document_id", "chunk_index", "char_offset", "char_length", "chunk_metadata", "score", "similarity",
                  "vector_rank", "text_rank", "below_min_score", "title", "source", "source_key", "document_metadata"}
 
 
@@ -80,11 +80,12 @@ def test_documents_carry_the_chunk_and_its_document(conn: psycopg.Connection[Any
         assert (m["document_id"], m["chunk_index"], document.page_content, m["vector_rank"], m["text_rank"],
                 m["below_min_score"]) == row[1:4] + row[5:7] + row[8:]
         assert (m["score"], m["similarity"]) == pytest.approx(row[4:5] + row[7:8], rel=1e-9)
-        chunk_config, title, source, source_key, content, metadata = conn.execute(
-            """SELECT c.chunk_config, d.title, d.source, d.source_key, d.content, d.metadata
+        chunk_config, chunk_metadata, title, source, source_key, content, metadata = conn.execute(
+            """SELECT c.chunk_config, c.metadata, d.title, d.source, d.source_key, d.content, d.metadata
                FROM knowledge.chunks AS c JOIN knowledge.documents AS d ON d.id = c.document_id WHERE c.id = %s""",
             (m["chunk_id"],)).fetchone()
         assert chunk_config == "default"
+        assert m["chunk_metadata"] == chunk_metadata and "split_reason" in chunk_metadata
         assert content[m["char_offset"]:m["char_offset"] + m["char_length"]] == document.page_content
         assert (m["title"], m["source"], m["source_key"], m["document_metadata"]) == (title, source, source_key, metadata)
     sample = [d.metadata for d in documents if d.metadata["source_key"] == "sample"]
@@ -104,7 +105,10 @@ OPTION_CASES = {
     "mode text": lambda sample: ({"mode": "text"}, {"mode": "text"}),
     "mode vector": lambda sample: ({"mode": "vector"}, {"mode": "vector"}),
     "chunk_config": lambda sample: ({"chunk_config": "small"}, {"config": "small"}),
-    "filter": lambda sample: ({"filter": {"collection": "sample"}}, {"metadata": {"collection": "sample"}}),
+    "filter": lambda sample: ({"filter": {"collection": "sample"}}, {"filter": {"collection": "sample"}}),
+    "filter operators": lambda sample: ({"filter": {"collection": {"$ne": "corpus"}, "title": {"$like": "Three%"}}},
+                                        {"filter": {"collection": {"$ne": "corpus"}, "title": {"$like": "Three%"}}}),
+    "metadata": lambda sample: ({"options": {"metadata": {"collection": "sample"}}}, {"metadata": {"collection": "sample"}}),
     "document_ids": lambda sample: ({"document_ids": [sample, 1]}, {"document_ids": [sample, 1]}),
     "min_score": lambda sample: ({"min_score": 0.95}, {"min_score": 0.95}),
     "fusion": lambda sample: ({"options": {"fusion": "rrf"}}, {"fusion": "rrf"}),
@@ -125,6 +129,22 @@ def test_each_option_reaches_the_search(conn: psycopg.Connection[Any], search_db
     def coarse(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         return [(r[0], round(r[1], 6), *r[2:]) for r in rows]
     assert coarse(expected) != coarse(sql_ranked(conn, query))
+
+
+def test_invoke_sets_k_and_the_filter_for_one_call(conn: psycopg.Connection[Any], search_db: str) -> None:
+    retriever = PgChunkRetriever(connection=search_db, k=4)
+    only_sample = {"collection": "sample"}
+    expected = sql_ranked(conn, QUESTION, 2, {"filter": only_sample})
+    assert_same_results(ranked(retriever.invoke(QUESTION, k=2, filter=only_sample)), expected)
+    assert len(retriever.invoke(QUESTION)) == 4
+
+
+async def test_ainvoke_sets_k_and_the_filter_for_one_call(conn: psycopg.Connection[Any], search_db: str) -> None:
+    only_sample = {"collection": "sample"}
+    expected = sql_ranked(conn, QUESTION, 2, {"filter": only_sample})
+    # Through an async connection string, and through the sync search in a thread.
+    for retriever in (PgChunkRetriever(connection=search_db, k=4), PgChunkRetriever(connection=conn, k=4)):
+        assert_same_results(ranked(await retriever.ainvoke(QUESTION, k=2, filter=only_sample)), expected)
 
 
 def test_an_option_named_twice_is_refused(search_db: str) -> None:

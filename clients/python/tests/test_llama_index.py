@@ -54,7 +54,7 @@ def test_a_query_engine_retrieves(conn: psycopg.Connection[Any], search_db: str)
     retriever = PgChunkRetriever(search_db, k=2, filter={"collection": "sample"})
     engine = RetrieverQueryEngine(retriever, response_synthesizer=NoText(llm=MockLLM()))
     response = engine.query(QUESTION)
-    expected = sql_search(conn, QUESTION, 2, {"metadata": {"collection": "sample"}})
+    expected = sql_search(conn, QUESTION, 2, {"filter": {"collection": "sample"}})
     assert_same_results(ranked(response.source_nodes), [(r[0], r[4]) for r in expected])
     assert "Volcanoes form where molten rock" in response.source_nodes[0].node.get_content()
 
