@@ -107,7 +107,9 @@ BEGIN
     xid := pg_current_xact_id();
     INSERT INTO knowledge_internal.text_stats_pending (xid, chunk_config, lexeme, chunks, occurrences)
     WITH counted AS (
-        SELECT r.chunk_config, r.sign, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS n
+        -- A chunk of no lexeme (only stop words) is one row of lexeme NULL, of no occurrence.
+        SELECT r.chunk_config, r.sign, t.lexeme,
+               CASE WHEN t.lexeme IS NOT NULL THEN coalesce(array_length(t.positions, 1), 1) ELSE 0 END AS n
         FROM (SELECT OLD.chunk_config, OLD.tsv, -1 WHERE TG_OP <> 'INSERT' AND OLD.chunk_config <> ALL (paused)
               UNION ALL SELECT NEW.chunk_config, NEW.tsv, 1 WHERE TG_OP <> 'DELETE' AND NEW.chunk_config <> ALL (paused))
              AS r (chunk_config, tsv, sign)

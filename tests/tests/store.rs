@@ -371,6 +371,23 @@ fn a_bulk_load_s_sessions_do_not_wait_for_each_other() {
     assert_store_exact(&mut client, "after the load");
 }
 
+/// A chunk of only stop words has no lexeme: it counts as a chunk of BM25's statistics, and adds
+/// no occurrence.
+#[test]
+fn a_chunk_of_only_stop_words_adds_no_occurrence() {
+    let mut client = store_database("stop_words");
+    let id = insert_document(&mut client, "It is what it is.");
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.chunks WHERE tsv = ''"), 1);
+    assert_store_exact(&mut client, "after the insert");
+    client.batch_execute(&format!("UPDATE knowledge.documents SET content = 'Bees dance.' WHERE id = {id}")).unwrap();
+    assert_store_exact(&mut client, "after the update");
+    client
+        .batch_execute(&format!("UPDATE knowledge.documents SET content = 'To be or not to be.' WHERE id = {id}"))
+        .unwrap();
+    client.batch_execute(&format!("DELETE FROM knowledge.documents WHERE id = {id}")).unwrap();
+    assert_store_exact(&mut client, "after the delete");
+}
+
 #[test]
 fn store_errors_have_deliberate_sqlstates() {
     let mut client = store_database("errors");
