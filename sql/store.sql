@@ -84,6 +84,9 @@ CREATE TABLE knowledge.documents (
     created_at timestamptz NOT NULL DEFAULT now(),
     UNIQUE (attachment_id, source_key)
 );
+-- A document written directly (not mirrored) is known by its source key, if it has one: writers
+-- upsert by it with ON CONFLICT (source_key) WHERE attachment_id IS NULL (docs/store.md).
+CREATE UNIQUE INDEX documents_source_key ON knowledge.documents (source_key) WHERE attachment_id IS NULL;
 
 -- One row per way vectors were made: which config (and its cfg), which model and exactly which
 -- weights. Chunks point at the run that made them.

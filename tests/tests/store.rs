@@ -388,6 +388,39 @@ fn a_chunk_of_only_stop_words_adds_no_occurrence() {
     assert_store_exact(&mut client, "after the delete");
 }
 
+/// A document written directly is known by its source key: a second with the key is refused, an
+/// upsert by it updates the one there, and mirrored documents and NULL keys are not held to it.
+#[test]
+fn a_source_key_names_one_document_written_directly() {
+    let mut client = store_database("source_keys");
+    client
+        .batch_execute(
+            "INSERT INTO knowledge.documents (source_key, content) VALUES ('notes/1', 'Bees dance.'), (NULL, 'a'), (NULL, 'b');
+             CREATE TABLE mirrored (id int PRIMARY KEY, body text);
+             INSERT INTO mirrored VALUES (1, 'Ants march.');
+             SELECT knowledge.attach('mirrored', 'id', 'body')",
+        )
+        .unwrap();
+    assert_eq!(
+        sqlstate_of(&mut client, "INSERT INTO knowledge.documents (source_key, content) VALUES ('notes/1', 'Again.')"),
+        "23505"
+    );
+    let upsert = "INSERT INTO knowledge.documents AS d (source_key, content) VALUES ($1, $2)
+                  ON CONFLICT (source_key) WHERE attachment_id IS NULL DO UPDATE SET content = excluded.content
+                  RETURNING d.id, d.xmax = 0";
+    let first: (i64, bool) =
+        client.query_one(upsert, &[&"notes/2", &"Moths circle."]).map(|r| (r.get(0), r.get(1))).unwrap();
+    let second: (i64, bool) =
+        client.query_one(upsert, &[&"notes/2", &"Moths circle lamps."]).map(|r| (r.get(0), r.get(1))).unwrap();
+    assert_eq!((first.1, second), (true, (first.0, false)), "added, then updated in place");
+    // "1" is also the mirrored row's key, under its attachment.
+    client
+        .batch_execute("INSERT INTO knowledge.documents (source_key, content) VALUES ('1', 'Not mirrored.')")
+        .unwrap();
+    assert_eq!(count(&mut client, "SELECT count(*) FROM knowledge.documents WHERE source_key = '1'"), 2);
+    assert_store_exact(&mut client, "after the upserts");
+}
+
 #[test]
 fn store_errors_have_deliberate_sqlstates() {
     let mut client = store_database("errors");

@@ -128,3 +128,35 @@ fn chunk_rows(client: &mut Client, document: i64) -> Vec<(i32, i32, i32, String)
         .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
         .collect()
 }
+
+/// 0.6.0 holds a source key to one document written directly: an update of a store whose
+/// documents share one is refused, saying how to find them, and leaves the store as it was.
+#[test]
+fn an_update_refuses_documents_that_share_a_source_key() {
+    let mut client = empty_database("upgrade_shared_keys");
+    client
+        .batch_execute(
+            "SET client_min_messages = warning; CREATE EXTENSION pg_chunk VERSION '0.5.0' CASCADE;
+             UPDATE knowledge.chunk_configs SET model = 'potion-base-8m' WHERE name = 'default';
+             INSERT INTO knowledge.documents (source_key, content) VALUES ('a', 'Bees dance.'), ('a', 'Ants march.'), ('b', 'Moths circle.')",
+        )
+        .unwrap();
+    let error = client.batch_execute("ALTER EXTENSION pg_chunk UPDATE").unwrap_err();
+    let db = error.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "23505", "{db:?}");
+    assert_eq!(
+        db.message(),
+        "1 source keys are each held by more than one document (such as \"a\"), which pg_chunk 0.6.0 refuses"
+    );
+    assert!(db.hint().unwrap_or_default().contains("GROUP BY source_key HAVING count(*) > 1"), "{db:?}");
+    let version: String =
+        client.query_one("SELECT extversion FROM pg_extension WHERE extname = 'pg_chunk'", &[]).unwrap().get(0);
+    assert_eq!(version, "0.5.0");
+    let documents: i64 = client.query_one("SELECT count(*) FROM knowledge.documents", &[]).unwrap().get(0);
+    assert_eq!(documents, 3);
+    client.batch_execute("UPDATE knowledge.documents SET source_key = 'a2' WHERE content = 'Ants march.'; ALTER EXTENSION pg_chunk UPDATE").unwrap();
+    let refused = client
+        .batch_execute("INSERT INTO knowledge.documents (source_key, content) VALUES ('b', 'Again.')")
+        .unwrap_err();
+    assert_eq!(refused.code().map(|c| c.code()), Some("23505"));
+}

@@ -41,34 +41,19 @@ class Written:
 
 
 # Documents mirrored by knowledge.attach also have source keys (their table's ids); the writer
-# leaves them alone (attachment_id IS NULL). knowledge.documents has no unique key for a
-# document without an attachment (UNIQUE (attachment_id, source_key) treats NULLs as distinct),
-# so the writer serialises writers of the same key with an advisory lock per key, taken in one
-# order, for the transaction (LOCK_SQL) before it updates or adds (WRITE_SQL). An update that
-# leaves content, language and chunk_config as they were rewrites no chunk (docs/store.md).
-LOCK_SQL = """
-SELECT pg_advisory_xact_lock(h.key)
-FROM (SELECT DISTINCT hashtextextended('pg_chunk source_key ' || k, 0) AS key
-      FROM unnest(%(keys)s::text[]) AS k) AS h
-ORDER BY h.key
-"""
-
+# leaves them alone. A document written directly is known by its key (the unique index
+# knowledge.documents_source_key, WHERE attachment_id IS NULL), so writers of one key meet in
+# ON CONFLICT: one adds it, the others update it. A row's xmax is 0 when this statement inserted
+# it. An update that leaves content, language and chunk_config as they were rewrites no chunk
+# (docs/store.md).
 WRITE_SQL = """
-WITH updated AS (
-    UPDATE knowledge.documents AS d
-    SET title = %(title)s, content = %(content)s, metadata = %(metadata)s, source = %(source)s,
-        language = coalesce(%(language)s, d.language), chunk_config = %(chunk_config)s
-    WHERE %(source_key)s::text IS NOT NULL AND d.attachment_id IS NULL AND d.source_key = %(source_key)s
-    RETURNING d.id
-), added AS (
-    INSERT INTO knowledge.documents (source_key, title, content, metadata, source, language, chunk_config)
-    SELECT %(source_key)s, %(title)s, %(content)s, %(metadata)s, %(source)s, coalesce(%(language)s, 'english'),
-           %(chunk_config)s
-    WHERE NOT EXISTS (SELECT FROM updated)
-    RETURNING id
-)
-SELECT min(id), bool_or(added) FROM (SELECT id, false AS added FROM updated
-                                     UNION ALL SELECT id, true FROM added) AS written
+INSERT INTO knowledge.documents AS d (source_key, title, content, metadata, source, language, chunk_config)
+VALUES (%(source_key)s, %(title)s, %(content)s, %(metadata)s, %(source)s, coalesce(%(language)s, 'english'),
+        %(chunk_config)s)
+ON CONFLICT (source_key) WHERE attachment_id IS NULL DO UPDATE
+SET title = excluded.title, content = excluded.content, metadata = excluded.metadata, source = excluded.source,
+    language = coalesce(%(language)s, d.language), chunk_config = excluded.chunk_config
+RETURNING d.id, d.xmax = 0
 """
 
 WAIT_SQL = "SELECT knowledge.wait_for_queue(%(timeout)s)"
@@ -111,12 +96,11 @@ def _batches(documents: Iterable[StoreDocument], batch_size: int) -> Iterator[li
         yield batch
 
 
-def _keys(batch: list[StoreDocument]) -> list[str]:
+def _check_keys(batch: list[StoreDocument]) -> None:
     keys = [d.source_key for d in batch if d.source_key is not None]
     if len(set(keys)) < len(keys):
         repeated = sorted({k for k in keys if keys.count(k) > 1})
         raise ValueError(f"source keys repeated in one batch: {', '.join(repeated)}")
-    return keys
 
 
 def _row(document: StoreDocument) -> dict[str, Any]:
@@ -151,13 +135,20 @@ def _check_drained(row: tuple[Any, ...] | None, timeout: float, warnings: list[s
 
 
 def _one(row: tuple[Any, ...] | None) -> tuple[int, bool]:
-    # WRITE_SQL is an aggregate: one row per document, its id and whether it was added.
+    # WRITE_SQL returns one row per document: its id and whether it was added.
     assert row is not None
     return row[0], row[1]
 
 
-def _written(batch: list[StoreDocument], rows: list[tuple[int, bool]]) -> list[Written]:
-    return [Written(document_id, d.source_key, added) for d, (document_id, added) in zip(batch, rows)]
+def _key_order(batch: list[StoreDocument]) -> list[int]:
+    # Each batch writes its keys in one order, so that two batches holding the same keys lock
+    # their rows in the same order and cannot deadlock.
+    return sorted(range(len(batch)), key=lambda i: (batch[i].source_key is None, batch[i].source_key or ""))
+
+
+def _written(batch: list[StoreDocument], order: list[int], rows: list[tuple[int, bool]]) -> list[Written]:
+    by_position = dict(zip(order, rows))
+    return [Written(by_position[i][0], d.source_key, by_position[i][1]) for i, d in enumerate(batch)]
 
 
 def write_documents(
@@ -177,16 +168,16 @@ def write_documents(
     with connection_from(source) as conn:
         _check_wait(conn, wait)
         for batch in _batches(documents, batch_size):
-            keys = _keys(batch)
+            _check_keys(batch)
             with conn.transaction(), conn.cursor() as cur:
-                cur.execute(LOCK_SQL, {"keys": keys})
-                cur.executemany(WRITE_SQL, [_row(d) for d in batch], returning=True)
+                order = _key_order(batch)
+                cur.executemany(WRITE_SQL, [_row(batch[i]) for i in order], returning=True)
                 rows: list[tuple[int, bool]] = []
                 while True:
                     rows.append(_one(cur.fetchone()))
                     if not cur.nextset():
                         break
-                written.extend(_written(batch, rows))
+                written.extend(_written(batch, order, rows))
         if wait:
             warnings: list[str] = []
             handler = _collect(warnings)
@@ -214,16 +205,16 @@ async def awrite_documents(
     async with async_connection_from(source) as conn:
         _check_wait(conn, wait)
         for batch in _batches(documents, batch_size):
-            keys = _keys(batch)
+            _check_keys(batch)
             async with conn.transaction(), conn.cursor() as cur:
-                await cur.execute(LOCK_SQL, {"keys": keys})
-                await cur.executemany(WRITE_SQL, [_row(d) for d in batch], returning=True)
+                order = _key_order(batch)
+                await cur.executemany(WRITE_SQL, [_row(batch[i]) for i in order], returning=True)
                 rows: list[tuple[int, bool]] = []
                 while True:
                     rows.append(_one(await cur.fetchone()))
                     if not cur.nextset():
                         break
-                written.extend(_written(batch, rows))
+                written.extend(_written(batch, order, rows))
         if wait:
             warnings: list[str] = []
             handler = _collect(warnings)
@@ -238,7 +229,7 @@ async def awrite_documents(
     return written
 
 
-def _in_key_order(keys: Iterable[str], rows: list[tuple[Any, ...]]) -> list[StoredDocument]:
+def _stored_in_order(keys: Iterable[str], rows: list[tuple[Any, ...]]) -> list[StoredDocument]:
     found = {row[1]: StoredDocument(*row) for row in rows}
     return [found[key] for key in dict.fromkeys(keys) if key in found]
 
@@ -249,7 +240,7 @@ def read_documents(source: ConnectionSource, keys: Iterable[str]) -> list[Stored
     keys = list(keys)
     with connection_from(source) as conn, conn.transaction(), conn.cursor() as cur:
         cur.execute(READ_SQL, {"keys": keys})
-        return _in_key_order(keys, cur.fetchall())
+        return _stored_in_order(keys, cur.fetchall())
 
 
 async def aread_documents(source: AsyncConnectionSource, keys: Iterable[str]) -> list[StoredDocument]:
@@ -257,7 +248,7 @@ async def aread_documents(source: AsyncConnectionSource, keys: Iterable[str]) ->
     keys = list(keys)
     async with async_connection_from(source) as conn, conn.transaction(), conn.cursor() as cur:
         await cur.execute(READ_SQL, {"keys": keys})
-        return _in_key_order(keys, await cur.fetchall())
+        return _stored_in_order(keys, await cur.fetchall())
 
 
 def delete_documents(source: ConnectionSource, keys: Iterable[str]) -> int:

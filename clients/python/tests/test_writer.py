@@ -4,6 +4,7 @@ config and with an async one whose queue it waits for."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
@@ -87,6 +88,23 @@ def test_a_failed_batch_keeps_the_batches_before_it(conn: psycopg.Connection[Any
         write_documents(writer_db, documents, batch_size=2)
     assert raised.value.sqlstate == "42704"
     assert [r[1] for r in stored(conn, "failed", "default")] == ["failed/0", "failed/1"]
+
+
+def test_writers_of_one_key_meet_in_the_unique_index(conn: psycopg.Connection[Any], writer_db: str) -> None:
+    # Four writers of the same three keys at once, two in each order: one document a key, each
+    # added once, and no deadlock.
+    documents = notes("race", 3, "default")
+    batches = [documents, documents[::-1], documents, documents[::-1]]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda batch: write_documents(writer_db, batch), batches))
+    assert [[w.source_key for w in r] for r in results] == [[d.source_key for d in b] for b in batches]
+    rows = stored(conn, "race", "default")
+    assert len(rows) == 3
+    assert sum(w.added for r in results for w in r) == 3
+    assert {w.document_id for r in results for w in r} == {r[0] for r in rows}
+    # A raw SQL writer of a key there is refused, as the writer's ON CONFLICT expects.
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        conn.execute("INSERT INTO knowledge.documents (source_key, content) VALUES ('race/0', 'Again.')")
 
 
 def test_a_key_twice_in_a_batch_is_refused(writer_db: str) -> None:
