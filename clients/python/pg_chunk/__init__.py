@@ -3,6 +3,7 @@ by source key, and the database's embeddings, on psycopg 3. LangChain's vector s
 and embeddings live in pg_chunk.langchain, LlamaIndex's retriever in pg_chunk.llama_index (each
 needs its framework); docs/clients.md shows them."""
 
+from pg_chunk.connection import aprewarm, prewarm
 from pg_chunk.embed import aembed, aembed_batch, embed, embed_batch
 from pg_chunk.errors import PgChunkError
 from pg_chunk.search import SearchResult, asearch, search, search_options
@@ -27,12 +28,14 @@ __all__ = [
     "adelete_documents",
     "aembed",
     "aembed_batch",
+    "aprewarm",
     "aread_documents",
     "asearch",
     "awrite_documents",
     "delete_documents",
     "embed",
     "embed_batch",
+    "prewarm",
     "read_documents",
     "search",
     "search_options",

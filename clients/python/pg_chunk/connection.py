@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Union
 from urllib.parse import quote
@@ -78,3 +78,32 @@ async def async_connection_from(source: AsyncConnectionSource) -> AsyncIterator[
             raise TypeError(f"not an async connection, pool or connection string: a {type(source).__name__}")
     except psycopg.Error as error:
         raise PgChunkError.from_psycopg(error) from error
+
+
+PREWARM_SQL = "SELECT knowledge.prewarm(%(model)s)"
+
+
+def prewarm(*models: str | None) -> Callable[[psycopg.Connection[Any]], None]:
+    """A pool's ``configure`` callback (psycopg_pool's ConnectionPool) that loads ``models`` in
+    each connection as the pool opens it, so that no search or write pays for the load
+    (knowledge.prewarm; no model named: the server's pg_chunk.default_model)."""
+    chosen = list(models) or [None]
+
+    def configure(conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction():
+            for model in chosen:
+                conn.execute(PREWARM_SQL, {"model": model})
+
+    return configure
+
+
+def aprewarm(*models: str | None) -> Callable[[psycopg.AsyncConnection[Any]], Awaitable[None]]:
+    """prewarm for an AsyncConnectionPool."""
+    chosen = list(models) or [None]
+
+    async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        async with conn.transaction():
+            for model in chosen:
+                await conn.execute(PREWARM_SQL, {"model": model})
+
+    return configure

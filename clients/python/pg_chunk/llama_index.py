@@ -4,6 +4,7 @@ Needs llama-index-core (``pip install 'pg-chunk[llama-index]'``)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ class PgChunkRetriever(BaseRetriever):
     chunk id, start_char_idx and end_char_idx its offsets into its document's content, its
     SOURCE relationship the document id, metadata as pg_chunk.langchain.PgChunkRetriever's) with
     the search's score. Arguments as that retriever's; ``async_connection`` serves ``aretrieve``
-    (default: ``connection`` when it is a string, else the sync search)."""
+    (default: ``connection`` when it is a string, else the sync search in a thread)."""
 
     def __init__(
         self,
@@ -71,5 +72,6 @@ class PgChunkRetriever(BaseRetriever):
         if source is None and isinstance(self.connection, str):
             source = self.connection
         if source is None:
-            return self._retrieve(query_bundle)
+            # The sync search in a thread: on the event loop it would hold every other task.
+            return await asyncio.to_thread(self._retrieve, query_bundle)
         return [_node(r) for r in await asearch(source, query_bundle.query_str, self.k, self.options)]
