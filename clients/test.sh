@@ -2,7 +2,8 @@
 # The clients (docs/clients.md), against the running cluster libpq's environment names (PGHOST,
 # PGPORT; pg_chunk and pgvector installed, the databases pg_chunk_test_python and
 # pg_chunk_test_clients in pg_chunk.worker_databases):
-#   1. a virtual environment with clients/python/requirements-test.txt and the package pg_chunk
+#   1. a virtual environment with clients/python/requirements-test.txt, and the package pg_chunk
+#      built (sdist and wheel), checked with twine and installed
 #   2. node-postgres and pgvector as clients/node/package-lock.json pins them
 #   3. the package's tests (clients/python/tests)
 #   4. examples/rag_langchain.py, then every snippet of docs/clients.md (clients/docs_snippets.py)
@@ -32,12 +33,16 @@ if ! cmp -s "$requirements" "$venv/requirements-test.txt"; then
     "$venv/bin/python" -m pip install -q --progress-bar off --disable-pip-version-check -r "$requirements"
     cp "$requirements" "$venv/requirements-test.txt"
 fi
-# The package as a user installs it, built from a copy so that the checkout gets no build files.
+# The package as it would be published: its sdist and wheel built from a copy (so that the
+# checkout gets no build files) and checked as PyPI checks them, then the wheel installed.
 source_copy=$(mktemp -d)
 trap 'rm -rf "$source_copy"' EXIT
 cp -r clients/python/pyproject.toml clients/python/README.md clients/python/pg_chunk "$source_copy/"
+"$venv/bin/python" -m build --no-isolation --outdir "$source_copy/dist" "$source_copy" >"$source_copy/build.log" 2>&1 ||
+    { cat "$source_copy/build.log"; exit 1; }
+"$venv/bin/python" -m twine check --strict "$source_copy"/dist/*
 "$venv/bin/python" -m pip install -q --progress-bar off --disable-pip-version-check --no-deps \
-    --no-build-isolation --force-reinstall "$source_copy"
+    --force-reinstall "$source_copy"/dist/*.whl
 
 # 2. node-postgres, outside the checkout (the Markdown link check reads every folder of it).
 mkdir -p "$node_dir"
