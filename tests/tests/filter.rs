@@ -55,7 +55,7 @@ fn each_operator_keeps_exactly_its_documents() {
     let mut client = store("filter");
     let all: BTreeSet<String> = DOCUMENTS.iter().map(|(name, _)| name.to_string()).collect();
     assert_eq!(found(&mut client, "{}", "hybrid"), all);
-    let cases: [(&str, &[&str]); 31] = [
+    let cases: [(&str, &[&str]); 33] = [
         (r#"{"region": "Alps"}"#, &["alpine", "chunky"]),
         (r#"{"region": {"$eq": "Andes"}}"#, &["andes"]),
         (r#"{"year": 2005}"#, &["andes"]),
@@ -83,6 +83,9 @@ fn each_operator_keeps_exactly_its_documents() {
         (r#"{"region": {"$like": "O'Brien \"Bay\"%"}}"#, &["quoted"]),
         (r#"{"region": {"$like": "North%Sea"}}"#, &["multiline"]),
         (r#"{"reviewed": {"$exists": true}}"#, &["alpine", "andes"]),
+        // Missing, null or an empty array.
+        (r#"{"tags": {"$empty": true}}"#, &["arctic", "quoted", "bare", "multiline", "chunky"]),
+        (r#"{"note": {"$empty": true}, "tags": {"$empty": false}}"#, &["alpine", "andes"]),
         (r#"{"tags": "ice"}"#, &["alpine", "andes"]),
         (r#"{"$and": [{"tags": "ice"}, {"year": {"$gt": 2000}}]}"#, &["andes"]),
         (

@@ -8,7 +8,9 @@
 //!   operators for one field, holds when each holds.
 //! - `$eq $ne $lt $lte $gt $gte` take a string, number, boolean or null (`$eq` and `$ne` only:
 //!   null); `$in $nin` an array of them; `$between` an array of two, both ends included; `$like
-//!   $ilike` a string in SQL's LIKE syntax (`%`, `_`, `\` escapes either); `$exists` a boolean.
+//!   $ilike` a string in SQL's LIKE syntax (`%`, `_`, `\` escapes either); `$exists` a boolean;
+//!   `$empty` a boolean: true for a field that is missing, null or an array of no other value
+//!   (LlamaIndex's IS_EMPTY; LangChain has no such operator).
 //! - `$and $or` take a non-empty array of filters, `$not` a filter.
 //!
 //! jsonpath's lax mode decides the rest: a field holding an array matches when one of its elements
@@ -24,8 +26,8 @@ use serde_json::{Map, Value};
 pub struct FilterError(pub String);
 
 /// The operators a field's condition may use, in the order the documentation lists them.
-pub const FIELD_OPERATORS: [&str; 12] =
-    ["$eq", "$ne", "$lt", "$lte", "$gt", "$gte", "$in", "$nin", "$between", "$like", "$ilike", "$exists"];
+pub const FIELD_OPERATORS: [&str; 13] =
+    ["$eq", "$ne", "$lt", "$lte", "$gt", "$gte", "$in", "$nin", "$between", "$like", "$ilike", "$exists", "$empty"];
 /// The operators that combine filters.
 pub const LOGICAL_OPERATORS: [&str; 3] = ["$and", "$or", "$not"];
 
@@ -156,6 +158,13 @@ fn comparison(field: &str, path: &str, operator: &str, operand: &Value) -> Resul
         "$exists" => match operand {
             Value::Bool(true) => format!("exists({path})"),
             Value::Bool(false) => format!("!exists({path})"),
+            _ => return Err(needs("true or false")),
+        },
+        // Empty: missing, null, or an array of nothing but nulls (a filter on an array is applied
+        // to its elements), as LlamaIndex's IS_EMPTY.
+        "$empty" => match operand {
+            Value::Bool(true) => format!("!exists({path} ? (@ != null))"),
+            Value::Bool(false) => format!("exists({path} ? (@ != null))"),
             _ => return Err(needs("true or false")),
         },
         other if LOGICAL_OPERATORS.contains(&other) => {

@@ -40,6 +40,8 @@ fn each_field_operator_is_written() {
         (json!({"$ilike": "A%"}), r#"$."f" like_regex "^A.*$" flag "is""#),
         (json!({"$exists": true}), r#"exists($."f")"#),
         (json!({"$exists": false}), r#"!exists($."f")"#),
+        (json!({"$empty": true}), r#"!exists($."f" ? (@ != null))"#),
+        (json!({"$empty": false}), r#"exists($."f" ? (@ != null))"#),
     ];
     for (condition, expected) in &cases {
         assert_eq!(&path(json!({ "f": condition })), expected, "{condition}");
@@ -85,7 +87,7 @@ fn like_patterns_become_anchored_regular_expressions() {
 fn bad_filters_are_refused_naming_what_is_wrong() {
     let cases = [
         (json!([1]), "search option filter must be a JSON object, not [1]"),
-        (json!({"$nope": 1}), "unknown filter operator \"$nope\": operators are $eq $ne $lt $lte $gt $gte $in $nin $between $like $ilike $exists, $and $or $not"),
+        (json!({"$nope": 1}), "unknown filter operator \"$nope\": operators are $eq $ne $lt $lte $gt $gte $in $nin $between $like $ilike $exists $empty, $and $or $not"),
         (json!({"a": {"$regex": "x"}}), "unknown filter operator \"$regex\""),
         (json!({"a": {"$gt": 1, "b": 2}}), "filter field \"a\" mixes operators with the key \"b\""),
         (json!({"a": {"$gt": null}}), "filter operator $gt on field \"a\" needs a string, number or boolean, not null"),
@@ -99,6 +101,7 @@ fn bad_filters_are_refused_naming_what_is_wrong() {
         (json!({"a": {"$like": 5}}), "filter operator $like on field \"a\" needs a string, not 5"),
         (json!({"a": {"$ilike": null}}), "filter operator $ilike on field \"a\" needs a string, not null"),
         (json!({"a": {"$exists": "yes"}}), "filter operator $exists on field \"a\" needs true or false, not \"yes\""),
+        (json!({"a": {"$empty": 1}}), "filter operator $empty on field \"a\" needs true or false, not 1"),
         (json!({"a": {"$and": []}}), "filter operator $and combines filters: write it beside the fields, not under field \"a\""),
         (json!({"$and": []}), "filter operator $and needs a non-empty array of filters, not []"),
         (json!({"$or": {"a": 1}}), "filter operator $or needs a non-empty array of filters, not {\"a\":1}"),

@@ -68,7 +68,7 @@ fn option_cases() -> Vec<(&'static str, &'static str, Expect)> {
         ("filter empty", r#"{"filter": {}}"#, OK),
         (
             "filter of every operator",
-            r#"{"filter": {"$or": [{"a": 1}, {"$and": [{"b": {"$ne": null, "$nin": [1]}}, {"$not": {"c": {"$in": ["x"]}}}]}, {"d": {"$gt": 1, "$gte": 1, "$lt": 2, "$lte": 2}}, {"e": {"$between": ["a", "b"]}}, {"f": {"$like": "a%", "$exists": true}}, {"g": {"$ilike": "_"}}, {"h": {"$eq": false}}]}}"#,
+            r#"{"filter": {"$or": [{"a": 1}, {"$and": [{"b": {"$ne": null, "$nin": [1]}}, {"$not": {"c": {"$in": ["x"]}}}]}, {"d": {"$gt": 1, "$gte": 1, "$lt": 2, "$lte": 2}}, {"e": {"$between": ["a", "b"]}}, {"f": {"$like": "a%", "$exists": true, "$empty": false}}, {"g": {"$ilike": "_"}}, {"h": {"$eq": false}}]}}"#,
             OK,
         ),
         ("filter array", r#"{"filter": []}"#, BAD_CFG),
@@ -79,6 +79,7 @@ fn option_cases() -> Vec<(&'static str, &'static str, Expect)> {
         ("filter $in of a string", r#"{"filter": {"a": {"$in": "x"}}}"#, BAD_CFG),
         ("filter $between of one", r#"{"filter": {"a": {"$between": [1]}}}"#, BAD_CFG),
         ("filter $exists of a string", r#"{"filter": {"a": {"$exists": "yes"}}}"#, BAD_CFG),
+        ("filter $empty of a number", r#"{"filter": {"a": {"$empty": 1}}}"#, BAD_CFG),
         ("filter $and empty", r#"{"filter": {"$and": []}}"#, BAD_CFG),
         ("filter $not of an array", r#"{"filter": {"$not": [{"a": 1}]}}"#, BAD_CFG),
         ("filter value an object", r#"{"filter": {"a": {"b": 1}}}"#, BAD_CFG),
