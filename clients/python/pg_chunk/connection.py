@@ -80,6 +80,15 @@ async def async_connection_from(source: AsyncConnectionSource) -> AsyncIterator[
         raise PgChunkError.from_psycopg(error) from error
 
 
+def async_source(connection: Any, async_connection: Any) -> Any:
+    """What an async call connects with: ``async_connection``, else ``connection`` when it is a
+    connection string; None: the caller runs its sync call in a thread, so that the event loop
+    never waits on a sync connection or pool."""
+    if async_connection is not None:
+        return async_connection
+    return connection if isinstance(connection, str) else None
+
+
 PREWARM_SQL = "SELECT knowledge.prewarm(%(model)s)"
 
 

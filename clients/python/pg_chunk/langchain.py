@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 from pydantic import Field, model_validator
 from typing_extensions import Self
 
-from pg_chunk.connection import async_connection_from, connection_from
+from pg_chunk.connection import async_connection_from, async_source, connection_from
 from pg_chunk.embed import aembed, aembed_batch, embed, embed_batch
 from pg_chunk.search import SearchResult, asearch, search, search_options
 from pg_chunk.writer import (
@@ -36,14 +36,6 @@ from pg_chunk.writer import (
 
 def _document(result: SearchResult) -> Document:
     return Document(page_content=result.content, metadata=result.metadata(), id=str(result.chunk_id))
-
-
-def _async_source(connection: Any, async_connection: Any) -> Any:
-    """What an async call connects with: ``async_connection``, else ``connection`` when it is a
-    connection string; None: run the sync call in a thread."""
-    if async_connection is not None:
-        return async_connection
-    return connection if isinstance(connection, str) else None
 
 
 class PgChunkRetriever(BaseRetriever):
@@ -97,7 +89,7 @@ class PgChunkRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None,
         filter: dict[str, Any] | None = None
     ) -> list[Document]:
-        source = _async_source(self.connection, self.async_connection)
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self._get_relevant_documents, query, run_manager=run_manager.get_sync(),
                                          k=k, filter=filter)
@@ -123,13 +115,13 @@ class PgChunkEmbeddings(Embeddings):
         return embed(self.connection, text, self.model, "query")
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        source = _async_source(self.connection, self.async_connection)
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self.embed_documents, texts)
         return await aembed_batch(source, texts, self.model, "passage")
 
     async def aembed_query(self, text: str) -> list[float]:
-        source = _async_source(self.connection, self.async_connection)
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self.embed_query, text)
         return await aembed(source, text, self.model, "query")
@@ -191,9 +183,6 @@ class PgChunkVectorStore(VectorStore):
     def _search_options(self, filter: dict[str, Any] | None) -> dict[str, Any]:
         return search_options(mode=self.mode, config=self.chunk_config, filter=filter, options=self.options)
 
-    def _async_source(self) -> Any:
-        return _async_source(self.connection, self.async_connection)
-
     def _store_documents(self, texts: Iterable[str], metadatas: list[dict[str, Any]] | None,
                          ids: list[str | None] | None) -> list[StoreDocument]:
         texts = list(texts)
@@ -218,7 +207,7 @@ class PgChunkVectorStore(VectorStore):
                          ids: list[str | None] | None = None, batch_size: int | None = None,
                          **kwargs: Any) -> list[str]:
         _no_other_arguments("aadd_texts", kwargs)
-        source = self._async_source()
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self.add_texts, texts, metadatas, ids=ids, batch_size=batch_size)
         documents = self._store_documents(texts, metadatas, ids)
@@ -233,7 +222,7 @@ class PgChunkVectorStore(VectorStore):
 
     async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
         _no_other_arguments("adelete", kwargs)
-        source = self._async_source()
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self.delete, ids)
         await adelete_documents(source, _ids_to_delete(ids))
@@ -245,7 +234,7 @@ class PgChunkVectorStore(VectorStore):
                 for d in read_documents(self.connection, ids)]
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
-        source = self._async_source()
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self.get_by_ids, ids)
         return [Document(id=d.source_key, page_content=d.content, metadata=d.metadata)
@@ -258,7 +247,7 @@ class PgChunkVectorStore(VectorStore):
     async def _asearch(self, query: str, k: int, filter: dict[str, Any] | None,
                        kwargs: dict[str, Any]) -> list[SearchResult]:
         _no_other_arguments("a search", kwargs)
-        source = self._async_source()
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, search, self.connection, query, k, self._search_options(filter))
         return await asearch(source, query, k, self._search_options(filter))
@@ -307,7 +296,7 @@ class PgChunkVectorStore(VectorStore):
                                              lambda_mult: float = 0.5, filter: dict[str, Any] | None = None,
                                              **kwargs: Any) -> list[Document]:
         _no_other_arguments("amax_marginal_relevance_search", kwargs)
-        source = self._async_source()
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self.max_marginal_relevance_search, query, k, fetch_k, lambda_mult,
                                          filter)

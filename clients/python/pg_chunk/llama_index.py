@@ -35,7 +35,7 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryResult,
 )
 
-from pg_chunk.connection import async_connection_from, connection_from
+from pg_chunk.connection import async_connection_from, async_source, connection_from
 from pg_chunk.embed import aembed, aembed_batch, embed, embed_batch
 from pg_chunk.search import SearchResult, asearch, search, search_options
 from pg_chunk.writer import (
@@ -102,9 +102,7 @@ class PgChunkRetriever(BaseRetriever):
         return [_node(r) for r in search(self.connection, query_bundle.query_str, self.k, self.options)]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        source = self.async_connection
-        if source is None and isinstance(self.connection, str):
-            source = self.connection
+        source = async_source(self.connection, self.async_connection)
         if source is None:
             # The sync search in a thread: on the event loop it would hold every other task.
             return await asyncio.to_thread(self._retrieve, query_bundle)
@@ -131,11 +129,6 @@ class PgChunkEmbedding(BaseEmbedding):
     def class_name(cls) -> str:
         return "PgChunkEmbedding"
 
-    def _async_source(self) -> Any:
-        if self._async_connection is not None:
-            return self._async_connection
-        return self._connection if isinstance(self._connection, str) else None
-
     def _get_query_embedding(self, query: str) -> list[float]:
         return embed(self._connection, query, self.model, "query")
 
@@ -146,19 +139,19 @@ class PgChunkEmbedding(BaseEmbedding):
         return embed_batch(self._connection, texts, self.model, "passage")
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self._get_query_embedding, query)
         return await aembed(source, query, self.model, "query")
 
     async def _aget_text_embedding(self, text: str) -> list[float]:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self._get_text_embedding, text)
         return await aembed(source, text, self.model, "passage")
 
     async def _aget_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self._get_text_embeddings, texts)
         return await aembed_batch(source, texts, self.model, "passage")
@@ -265,11 +258,6 @@ class PgChunkVectorStore(BasePydanticVectorStore):
     def client(self) -> Any:
         return self._connection
 
-    def _async_source(self) -> Any:
-        if self._async_connection is not None:
-            return self._async_connection
-        return self._connection if isinstance(self._connection, str) else None
-
     def _documents(self, nodes: Sequence[BaseNode]) -> list[StoreDocument]:
         documents = []
         for node in nodes:
@@ -288,7 +276,7 @@ class PgChunkVectorStore(BasePydanticVectorStore):
         return [node.node_id for node in nodes]
 
     async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self.add, nodes)
         await awrite_documents(source, self._documents(nodes), batch_size=self.batch_size)
@@ -299,7 +287,7 @@ class PgChunkVectorStore(BasePydanticVectorStore):
             conn.execute(DELETE_REF_DOC_SQL, {"ref_doc_id": ref_doc_id})
 
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self.delete, ref_doc_id)
         async with async_connection_from(source) as conn, conn.transaction():
@@ -311,7 +299,7 @@ class PgChunkVectorStore(BasePydanticVectorStore):
 
     async def adelete_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None,
                             **delete_kwargs: Any) -> None:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self.delete_nodes, node_ids, filters)
         await adelete_documents(source, _node_ids(node_ids, filters))
@@ -321,7 +309,7 @@ class PgChunkVectorStore(BasePydanticVectorStore):
 
     async def aget_nodes(self, node_ids: list[str] | None = None,
                          filters: MetadataFilters | None = None) -> list[BaseNode]:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self.get_nodes, node_ids, filters)
         return [_stored_node(d) for d in await aread_documents(source, _node_ids(node_ids, filters))]
@@ -350,7 +338,7 @@ class PgChunkVectorStore(BasePydanticVectorStore):
         return _result(search(self._connection, text, query.similarity_top_k, options))
 
     async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
-        source = self._async_source()
+        source = async_source(self._connection, self._async_connection)
         if source is None:
             return await asyncio.to_thread(self.query, query)
         text, options = self._query_options(query)
