@@ -257,16 +257,20 @@ BEGIN
     INTO embedded_before, reused_before FROM knowledge.embedding_stats() AS s;
     -- The rows as they are to be (id left NULL), in the column order of knowledge.chunks. The
     -- language is found by its name in the catalog, so its schema needs no grant to the store's
-    -- owner; one that is gone is refused by the cast (42704).
+    -- owner; one that is gone is refused by the cast (42704). Each chunk's language comes from
+    -- the documents read once, not from a join with knowledge.documents: a plan made while the
+    -- table was small hashed all of it at every write (a bulk load into a fresh store turned
+    -- quadratic).
     fresh := ARRAY(
         SELECT ROW(NULL, e.document_id, config.name, e.chunk_index, e.content, e.char_offset, e.char_length,
                    e.token_count, e.metadata, e.model, e.embedding,
-                   knowledge.text_vector(coalesce(knowledge_internal.existing_language(d.language), d.language::regconfig), e.content),
+                   knowledge.text_vector(coalesce(knowledge_internal.existing_language(l.language), l.language::regconfig), e.content),
                    run)::knowledge.chunks
-        FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents
+        FROM (SELECT array_agg(d.id ORDER BY d.id) AS ids, array_agg(d.content ORDER BY d.id) AS contents,
+                     array_agg(d.language ORDER BY d.id) AS languages
               FROM knowledge.documents AS d WHERE d.id = ANY (document_ids)) AS docs
              CROSS JOIN LATERAL knowledge_internal.embed_config_chunks(config.name, docs.ids, docs.contents, config.effective_cfg, config.model) AS e
-             JOIN knowledge.documents AS d ON d.id = e.document_id);
+             CROSS JOIN LATERAL (SELECT docs.languages[array_position(docs.ids, e.document_id)] AS language) AS l);
     -- A chunk that only moved (an edit before it changed the text's length) keeps its row.
     UPDATE knowledge.chunks AS c SET char_offset = f.char_offset
     FROM unnest(fresh) AS f
