@@ -15,8 +15,10 @@
 #      fusion and with rrf: the share of the one store's chunks (content and chunk index) that
 #      the cluster returns too, and of questions whose top 5 is the same list.
 #   2. latency: bench/store's corpus (PostgreSQL's SQL reference pages, COPIES copies, default
-#      500: about a million chunks) in fixed 400-character chunks of potion-base-8m, in both,
-#      written by the bulk load on every node; QUERIES
+#      500: about a million chunks and 6 GB of databases; 1500 copies, 3.2 million chunks, took
+#      22 GB and their WAL the rest of the 29 GB this machine has free, and failed in step 3) in
+#      fixed 400-character chunks of potion-base-8m, in both, written by the bulk load on every
+#      node (one coordinator session per worker for the distributed table); QUERIES
 #      (default 100) queries, k = 10, hybrid, each through one and then the other, the query
 #      embedded every time (cache off), timed on the coordinator's clock: p50 and p95 of each.
 #   3. throughput: the first MB (default 5) megabytes of the Python manual's reST sources,
@@ -138,11 +140,22 @@ for m in 0 1; do
 done
 wait "${writers[0]}" && wait "${writers[1]}"
 say "the one store written in $((SECONDS - started)) s"
+# One coordinator session per worker, each with the rows of that worker's shards: one INSERT of
+# all rows feeds the workers one at a time (its COPY to one waits while the other's is busy).
 started=$SECONDS
-sql -c "SET client_min_messages = warning" -c "INSERT INTO pages_docs SELECT id, body FROM bench_copies"
+for port in "$worker_a" "$worker_b"; do
+    sql -c "SET client_min_messages = warning" -c "INSERT INTO pages_docs SELECT id, body FROM bench_copies
+        WHERE get_shard_id_for_distribution_column('pages_docs', id) IN
+            (SELECT shardid FROM citus_shards WHERE table_name = 'pages_docs'::regclass AND nodeport = $port)" &
+    writers[port]=$!
+done
+wait "${writers[worker_a]}" && wait "${writers[worker_b]}"
 say "the distributed table written in $((SECONDS - started)) s"
+# maintenance_work_mem on each node sized to hold its HNSW graph: 2 kB a chunk (the index takes
+# about 1 kB a chunk at 256 dimensions, docs/scaling.md's Sizing).
 started=$SECONDS
-on_all_nodes "SET maintenance_work_mem = '2GB'; SET work_mem = '1GB'; SELECT knowledge.end_load('copies')"
+on_all_nodes "SELECT set_config('maintenance_work_mem', (65536 + 2 * count(*)) || 'kB', false)
+    FROM knowledge.chunks WHERE chunk_config = 'copies'; SET work_mem = '1GB'; SELECT knowledge.end_load('copies')"
 say "indexes built and statistics counted on every node in $((SECONDS - started)) s"
 on_all_nodes "VACUUM ANALYZE knowledge.documents, knowledge.chunks"
 sql <<SQL
@@ -155,6 +168,8 @@ SQL
 one_chunks=$(sql -c "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'copies'")
 worker_chunks=$(on_workers "SELECT count(*) FROM knowledge.chunks WHERE chunk_config = 'copies'")
 say "chunks: one store $one_chunks, workers $worker_chunks"
+sizes="coordinator (the one store and the tables the stores were loaded from) $(sql -c "SELECT pg_size_pretty(pg_database_size(current_database()))"), workers $(on_workers "SELECT replace(pg_size_pretty(pg_database_size(current_database())), ' ', '_')" | sed 's/ / + /; s/_/ /g')"
+say "databases: $sizes"
 latency=$(sql <<'SQL'
 SET pg_chunk.embedding_cache_mb = 0;
 CREATE TEMP TABLE timings (search text, ms float8, results int);
@@ -245,6 +260,7 @@ echo "|---|---|---|---|---|---|"
 awk -F'\t' -v one="$one_chunks" -v many="${worker_chunks// / + }" \
     '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, ($1 ~ /^one/ ? one : many), $2, $3, $4, $5 }' <<<"$latency"
 awk -F'\t' '/^one/ { one = $3 } /^two/ { two = $3 } END { printf "\np95 through the coordinator ÷ one server: %.2f (target ≤ 2)\n", two / one }' <<<"$latency"
+echo "databases: $sizes"
 echo
 echo "| ingestion ($(sql -c "SELECT round(sum(octet_length(body)) / 1e6, 2) FROM bench_sources") MB, all-minilm-l6-v2, sync) | seconds | chunks per worker |"
 echo "|---|---|---|"
