@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Store benchmark: documents/s through the knowledge.documents trigger against
-# chunking and embedding the same documents alone, knowledge.search latency at 100,000 chunks,
-# and its text leg against exhaustive BM25 there (text_exact.sql). Prints markdown tables.
+# chunking and embedding the same documents alone, knowledge.search latency at 100,000 chunks
+# (each mode, and hybrid with a selective and a broad metadata filter: search.sql), and its
+# text leg against exhaustive BM25 there (text_exact.sql). Prints markdown tables.
 #
 #   bash bench/store/run.sh
 #
@@ -62,8 +63,8 @@ INSERT INTO knowledge.chunk_configs (name, cfg, model, active)
 VALUES ('bench100k', '{"strategy": "fixed", "max_size": 400, "overlap": 0}', 'potion-base-8m', false);
 -- Loading then building the HNSW index is much faster than growing it row by row.
 SELECT knowledge_internal.drop_vector_index('bench100k');
-INSERT INTO knowledge.documents (content, chunk_config)
-SELECT 'Copy ' || copy || ' of ' || page || '. ' || body, 'bench100k'
+INSERT INTO knowledge.documents (content, chunk_config, metadata)
+SELECT 'Copy ' || copy || ' of ' || page || '. ' || body, 'bench100k', jsonb_build_object('copy', copy, 'page', page)
 FROM bench_pages, generate_series(1, $COPIES) AS copy;
 SET maintenance_work_mem = '1GB';
 SELECT knowledge_internal.create_vector_index(c) FROM knowledge.chunk_configs AS c WHERE c.name = 'bench100k';
@@ -78,8 +79,8 @@ SQL
 say "$(sql -c "SELECT count(*) || ' chunks in ' || count(DISTINCT document_id) || ' documents' FROM knowledge.chunks WHERE chunk_config = 'bench100k'")"
 
 step "store benchmark: search latency"
-search_bench=$(sql -v config=bench100k -v embedding=included -f $HERE/search.sql)
-search_bench_alone=$(sql -v config=bench100k -v embedding=excluded -f $HERE/search.sql)
+search_bench=$(sql -v config=bench100k -v embedding=included -v filtered=on -f $HERE/search.sql)
+search_bench_alone=$(sql -v config=bench100k -v embedding=excluded -v filtered=on -f $HERE/search.sql)
 # The same queries against the MiniLM chunks of the last ingestion rounds' documents, for the
 # cost of a transformer's query embedding.
 sql -c "SET client_min_messages = warning" -c "INSERT INTO knowledge.documents (content) SELECT body FROM bench_pages ORDER BY page LIMIT $MINILM_PAGES"

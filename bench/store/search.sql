@@ -6,15 +6,22 @@
 -- search alone. Warm: one search per mode first.
 --   psql -d DB -v config=C -v embedding=included|excluded -f search.sql
 -- Prints "mode<TAB>p50_ms<TAB>p95_ms<TAB>queries<TAB>mean results" rows; mode "hybrid rrf" is
--- hybrid with the reciprocal-rank fusion.
+-- hybrid with the reciprocal-rank fusion. With -v filtered=on, also hybrid with a selective
+-- filter (the documents of copy 7: 2% of them) and a broad one (copies 1 to 45: 90%), on the
+-- metadata run.sh gives the copies.
 \set ON_ERROR_STOP on
 \if :{?embedding}
 \else
 \echo 'search.sql needs -v embedding=included or excluded'
 \quit
 \endif
+\if :{?filtered}
+\else
+\set filtered off
+\endif
 SELECT set_config('pg_chunk.embedding_cache_mb', CASE :'embedding' WHEN 'included' THEN '0' WHEN 'excluded' THEN '64' END, false) AS cache,
-       set_config('bench.config', :'config', false) AS config \gset
+       set_config('bench.config', :'config', false) AS config,
+       set_config('bench.filtered', :'filtered', false) AS filtered \gset
 SELECT count(knowledge.embed(q.query, c.model, 'query')) AS ignored
 FROM bench_queries AS q, knowledge.chunk_configs AS c
 WHERE :'embedding' = 'excluded' AND c.name = :'config' \gset
@@ -28,9 +35,14 @@ DECLARE
     options jsonb;
 BEGIN
     -- "hybrid rrf": hybrid mode with the reciprocal-rank fusion ("fusion": "rrf").
-    FOREACH mode IN ARRAY ARRAY['hybrid', 'hybrid rrf', 'vector', 'text'] LOOP
-        options := jsonb_build_object('mode', split_part(mode, ' ', 1), 'config', current_setting('bench.config'))
-                   || CASE WHEN mode = 'hybrid rrf' THEN '{"fusion": "rrf"}'::jsonb ELSE '{}' END;
+    FOREACH mode IN ARRAY ARRAY['hybrid', 'hybrid rrf', 'vector', 'text']
+                          || CASE WHEN current_setting('bench.filtered') = 'on'
+                                  THEN ARRAY['hybrid, filter of 2%', 'hybrid, filter of 90%'] ELSE '{}' END LOOP
+        options := jsonb_build_object('mode', split_part(split_part(mode, ' ', 1), ',', 1), 'config', current_setting('bench.config'))
+                   || CASE mode WHEN 'hybrid rrf' THEN '{"fusion": "rrf"}'::jsonb
+                                WHEN 'hybrid, filter of 2%' THEN '{"filter": {"copy": 7}}'
+                                WHEN 'hybrid, filter of 90%' THEN '{"filter": {"copy": {"$lte": 45}}}'
+                                ELSE '{}' END;
         PERFORM count(*) FROM knowledge.search('warm up the caches', 10, options);
         FOR q IN SELECT query FROM bench_queries ORDER BY i LOOP
             started := clock_timestamp();
