@@ -25,6 +25,7 @@ from pg_chunk.embed import aembed, aembed_batch, embed, embed_batch
 from pg_chunk.search import SearchResult, asearch, search, search_options
 from pg_chunk.writer import (
     StoreDocument,
+    StoredDocument,
     adelete_documents,
     aread_documents,
     awrite_documents,
@@ -127,10 +128,8 @@ class PgChunkEmbeddings(Embeddings):
         return await aembed(source, text, self.model, "query")
 
 
-def _relevance(result: SearchResult) -> float:
-    # The cosine similarity, cut to [0, 1] (None: a text-only search, or a query the model
-    # embeds to zeros).
-    return min(1.0, max(0.0, result.similarity or 0.0))
+def _whole(document: StoredDocument) -> Document:
+    return Document(id=document.source_key, page_content=document.content, metadata=document.metadata)
 
 
 def _stored_chunk(result: SearchResult) -> Document:
@@ -230,15 +229,13 @@ class PgChunkVectorStore(VectorStore):
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """The documents with these ids, whole, in the order of ``ids`` (an id not there is left out)."""
-        return [Document(id=d.source_key, page_content=d.content, metadata=d.metadata)
-                for d in read_documents(self.connection, ids)]
+        return [_whole(d) for d in read_documents(self.connection, ids)]
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         source = async_source(self.connection, self.async_connection)
         if source is None:
             return await run_in_executor(None, self.get_by_ids, ids)
-        return [Document(id=d.source_key, page_content=d.content, metadata=d.metadata)
-                for d in await aread_documents(source, ids)]
+        return [_whole(d) for d in await aread_documents(source, ids)]
 
     def _search(self, query: str, k: int, filter: dict[str, Any] | None, kwargs: dict[str, Any]) -> list[SearchResult]:
         _no_other_arguments("a search", kwargs)
@@ -270,12 +267,12 @@ class PgChunkVectorStore(VectorStore):
 
     def _similarity_search_with_relevance_scores(self, query: str, k: int = 4, filter: dict[str, Any] | None = None,
                                                  **kwargs: Any) -> list[tuple[Document, float]]:
-        return [(_stored_chunk(r), _relevance(r)) for r in self._search(query, k, filter, kwargs)]
+        return [(_stored_chunk(r), r.relevance()) for r in self._search(query, k, filter, kwargs)]
 
     async def _asimilarity_search_with_relevance_scores(
         self, query: str, k: int = 4, filter: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        return [(_stored_chunk(r), _relevance(r)) for r in await self._asearch(query, k, filter, kwargs)]
+        return [(_stored_chunk(r), r.relevance()) for r in await self._asearch(query, k, filter, kwargs)]
 
     def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
                                       filter: dict[str, Any] | None = None, **kwargs: Any) -> list[Document]:

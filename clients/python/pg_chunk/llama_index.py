@@ -374,6 +374,6 @@ def _chunk_node(result: SearchResult) -> TextNode:
 def _result(results: list[SearchResult]) -> VectorStoreQueryResult:
     return VectorStoreQueryResult(
         nodes=[_chunk_node(r) for r in results],
-        similarities=[min(1.0, max(0.0, r.similarity or 0.0)) for r in results],
+        similarities=[r.relevance() for r in results],
         ids=[str(r.chunk_id) for r in results],
     )

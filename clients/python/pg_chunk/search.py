@@ -52,6 +52,11 @@ class SearchResult:
     source_key: str | None
     document_metadata: dict[str, Any]
 
+    def relevance(self) -> float:
+        """The chunk's cosine similarity to the query cut to [0, 1], as the frameworks' score
+        cutoffs expect (0 without one: text mode, or a query the model embeds to zeros)."""
+        return min(1.0, max(0.0, self.similarity or 0.0))
+
     def metadata(self) -> dict[str, Any]:
         """Every field but the content, as the frameworks' documents and nodes carry it."""
         fields = dict(self.__dict__)
