@@ -5,7 +5,7 @@
                 truncates to 128; pg_chunk truncates at 256 tokens, [CLS]/[SEP] included, and
                 pads each batch to its longest row), texts sorted by token length, batches of 16
                 (sentence-transformers' rule; pg_chunk instead chooses where each batch ends by
-                a cost model, bench/journal/peers-notes.md §5: that is one of its levers, not given to the peers),
+                a cost model, crates/pg_chunk_embed/src/batching.rs: that is one of its levers, not given to the peers),
                 `threads` intra-op and 1 inter-op thread, mean pooling over the attention mask,
                 L2 normalisation. The model file is the float32 copy pg_chunk installs
                 (model.optimized.onnx, optimisation off: all-MiniLM-L6-v2 as a user runs it), or

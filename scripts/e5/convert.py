@@ -29,7 +29,7 @@ last_hidden_state ([batch, seq, 384]); pooling and normalising are the caller's.
 already in the fused form ONNX Runtime's optimiser would produce. --weights int8 writes the
 linear layers with integer kernels instead (int8_linear: int8 weights per output channel,
 activations quantized per token) and each residual as Add + LayerNormalization (add_norm), as
-scripts/int8/minilm.py does; bench/journal/e5.md and bench/journal/int8.md have the comparisons.
+scripts/int8/minilm.py does; bench/README.md (Decisions) has the comparisons.
 
 Output is deterministic: the same wheel gives the same bytes.
 """

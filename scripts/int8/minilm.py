@@ -63,9 +63,9 @@ def linear(g, name, x, weight, bias, quantize):
 
 
 def build(weights, eps, all_float, make_linear=linear, layers=LAYERS):
-    """The graph; bench/journal/experiments/int8/ (compare.py, static.py, cheaper.py, precision.py)
-    measured variants through make_linear (how a linear layer is written) and layers (how many of
-    the six)."""
+    """The graph; make_linear (how a linear layer is written) and layers (how many of the six)
+    build the variants that were measured against it (the benchmark history, bench/README.md,
+    History)."""
     w = lambda name: weights[name]
     g = GraphBuilder()
     g.node("Cast", ["attention_mask"], ["mask_i32"], to=TensorProto.INT32)

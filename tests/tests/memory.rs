@@ -89,7 +89,7 @@ fn chunk_peak(case: &str, cfg: &str) -> u64 {
 }
 
 /// Fails when a backend's peak is above `bound_mb`. Each bound is about twice the peak of its case
-/// in a release build, rounded up to 50 MB (the peaks: bench/journal/memory.md): room for
+/// in a release build, rounded up to 50 MB (`--nocapture` prints the peaks): room for
 /// another machine's allocator and shared buffers, while a change that doubles a case's memory
 /// fails.
 fn assert_below(case: &str, peak: u64, bound_mb: u64) {

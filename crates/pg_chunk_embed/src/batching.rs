@@ -6,10 +6,10 @@
 /// costs `RUN_OVERHEAD + rows × (columns + columns² / ATTENTION_SCALE)` positions, that is, a run
 /// costs as much as 12 positions, and attention makes a 206-token row cost twice its length. Both
 /// constants come from a least-squares fit of all-MiniLM-L6-v2's run time on one ONNX Runtime
-/// thread over a grid of 1–16 rows × 4–128 tokens (`model_work.py fit` in
-/// bench/journal/experiments/). Fits of the int8 and float graphs, and fits on relative errors,
-/// differ in scale but not in this shape, and cuts chosen with these constants cost within 0.2%
-/// of the best cuts under each of them; other BERT-sized encoders have the same shape.
+/// thread over a grid of 1–16 rows × 4–128 tokens (`bench/peers/model_work.py fit`). Fits of the
+/// int8 and float graphs, and fits on relative errors, differ in scale but not in this shape, and
+/// cuts chosen with these constants cost within 0.2% of the best cuts under each of them; other
+/// BERT-sized encoders have the same shape.
 /// bench/embeddings/run.sh measures the batches' throughput against plain ONNX Runtime.
 const RUN_OVERHEAD: u64 = 12;
 const ATTENTION_SCALE: u64 = 206;

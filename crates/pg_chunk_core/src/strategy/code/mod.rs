@@ -10,8 +10,8 @@
 //! lines. Later pieces of a definition carry its signature as `context` (embedded, not content).
 //!
 //! Tree-sitter would parse exactly, but its parse alone takes 9 to 14 times this whole strategy
-//! (bench/journal/experiments/tree_sitter), and each grammar adds a C build and 0.5 to 1.1 MB; line
-//! rules with indentation and bracket tracking find the boundaries chunking needs.
+//! (bench/README.md, Decisions), and each grammar adds a C build and 0.5 to 1.1 MB; line rules
+//! with indentation and bracket tracking find the boundaries chunking needs.
 
 use super::{add_overlap, Chunk, ChunkType, SplitReason};
 use crate::config::ChunkConfig;
