@@ -32,8 +32,8 @@ step "format and lints: cargo fmt --check, cargo clippy -D warnings"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --features pg_test -- -D warnings
 
-step "pure crates: cargo test -p pg_chunk_core -p pg_chunk_names -p pg_chunk_text_search -p pg_chunk_filter -p pg_chunk_embed"
-tested cargo test -p pg_chunk_core -p pg_chunk_names -p pg_chunk_text_search -p pg_chunk_filter
+step "pure crates: cargo test -p pg_chunk_core -p pg_chunk_names -p pg_chunk_ideograph -p pg_chunk_text_search -p pg_chunk_filter -p pg_chunk_embed"
+tested cargo test -p pg_chunk_core -p pg_chunk_names -p pg_chunk_ideograph -p pg_chunk_text_search -p pg_chunk_filter
 tested env PG_CHUNK_MODEL_DIR="$(pg_chunk_models_dir)" PG_CHUNK_ONNXRUNTIME="$(pg_pkglibdir)/$ORT_LIBRARY" \
     cargo test -p pg_chunk_embed
 

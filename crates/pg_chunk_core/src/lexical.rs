@@ -5,7 +5,7 @@
 use crate::curve::{normalize, Embeddings};
 use crate::embed::Embedder;
 use crate::error::ChunkError;
-use crate::size::is_ideograph;
+use pg_chunk_ideograph::is_ideograph;
 
 /// Feature buckets. 256 keeps a 10 MB document's vectors (~80k units) near 80 MB while
 /// collisions stay rare within one unit's few dozen words.

@@ -1,5 +1,6 @@
 //! Measuring text in the units that sizes are given in: characters, words or tokens.
 
+use pg_chunk_ideograph::is_ideograph;
 use std::cell::OnceCell;
 
 use crate::sentences::Span;
@@ -84,11 +85,6 @@ impl TokenCounter for EstimatedTokens {
         }
         tokens
     }
-}
-
-/// CJK ideographs, kana and Hangul syllables: scripts where one character is a unit of meaning.
-pub fn is_ideograph(c: char) -> bool {
-    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
 /// Whitespace-separated words in `text`.

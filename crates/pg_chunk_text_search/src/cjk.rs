@@ -7,7 +7,7 @@
 //! becomes "数据 据库 库管 管理". Both the chunks' tsvectors and the queries go through it.
 //! Devanagari needs nothing: the parser already splits Hindi at spaces into whole words.
 
-use pg_chunk_core::size::is_ideograph;
+use pg_chunk_ideograph::is_ideograph;
 use std::borrow::Cow;
 
 /// `text` with every run of CJK characters (ideographs, kana, Hangul syllables) written as its

@@ -10,7 +10,7 @@ use crate::embed::Embedder;
 use crate::error::ChunkError;
 use crate::measures::{char_entropy, jaccard, keywords};
 use crate::sentences::split_sentences;
-use crate::size::is_ideograph;
+use pg_chunk_ideograph::is_ideograph;
 
 /// Entropy that scores 1 in `importance_score`: log₂ 95, text spread evenly over the printable
 /// ASCII characters. English prose has about 4.2 bits (0.64), code about 4.7; text above the
