@@ -183,9 +183,10 @@ fn open_cases(
     open
 }
 
-/// The attack, for each trigger function and each event: a role with no grants attaches
-/// it to a temporary table of its own, of its own type with an implicit cast. Refused (42501):
-/// no one but the store's owner and superusers may execute those functions.
+/// Running the store's trigger functions on a table of one's own, for each trigger function and
+/// each event: a role with no grants attaches it to a temporary table of its own, of its own type
+/// with an implicit cast. Refused (42501): no one but the store's owner and superusers may execute
+/// those functions.
 #[test]
 fn no_role_can_attach_the_store_s_trigger_functions_to_its_own_table() {
     const DATABASE: &str = "attacks_triggers";

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 const DATABASE: &str = "cancel";
 const MINILM: &str = "all-minilm-l6-v2";
-/// How long a cancelled statement may take to stop (the bound).
+/// How long a cancelled statement may take to stop: the second docs/errors.md promises.
 const STOP_WITHIN: Duration = Duration::from_secs(1);
 
 /// 5 MB of sentences that all differ, so that neither the embedding cache nor repetition

@@ -1,10 +1,10 @@
-//! A bad-input matrix over a real connection (issue "Reliability and security"): every public
-//! SQL function of pg_chunk, and the store's tables, called with hostile text (NULLs, empty and
-//! whitespace-only, one character, punctuation, emoji, mixed and right-to-left scripts,
-//! combining marks, control characters, 5 MB without punctuation, 10 MB and 10 MB + 1 byte),
-//! hostile cfgs and search options (unknown keys, wrong types, negative, huge, NaN and 1e400
-//! numbers, deep nesting, arrays and nulls), unknown models, wrong roles and dimension
-//! mismatches.
+//! A bad-input matrix over a real connection, the test of docs/errors.md's guarantee that no input
+//! gives an internal error or crashes a backend: every public SQL function of pg_chunk, and the
+//! store's tables, called with hostile text (NULLs, empty and whitespace-only, one character,
+//! punctuation, emoji, mixed and right-to-left scripts, combining marks, control characters, 5 MB
+//! without punctuation, 10 MB and 10 MB + 1 byte), hostile cfgs and search options (unknown keys,
+//! wrong types, negative, huge, NaN and 1e400 numbers, deep nesting, arrays and nulls), unknown
+//! models, wrong roles and dimension mismatches.
 //!
 //! The matrix is data: tables of texts, cfgs, model names and roles crossed with the functions,
 //! each case one statement (a case that writes runs in a transaction that is rolled back). A
