@@ -4,11 +4,12 @@ tests/tests/docs_examples/ runs the psql pages.
 
 **What runs.** A fenced block whose info string is `python`, `javascript` or `sql`, each as a
 program of its own: Python with this interpreter (the test environment's), JavaScript as an ES
-module with node from the folder holding `pg` and `pgvector` (`--node-dir`), SQL through psycopg
-with autocommit (its rows printed). Blocks without one of those languages (shell commands) are
-not run. The page writes `pg_chunk_demo`, the database psql's pages show; each block runs with
-that name replaced by the test's database. A block passes when it exits with 0; its output is
-shown, not compared (scores vary in their last digits; the package's tests check the values).
+module with node from the folder holding `pg` and `pgvector` (`--node-dir`, where clients/test.sh
+installs clients/package-lock.json's pins), SQL through psycopg with autocommit (its rows
+printed). Blocks without one of those languages (shell commands) are not run. The page writes
+`pg_chunk_demo`, the database psql's pages show; each block runs with that name replaced by the
+test's database. A block passes when it exits with 0; its output is shown, not compared (scores
+vary in their last digits; the package's tests check the values).
 
 **Markers**, HTML comments on the lines right above the opening fence: `<!-- not run: <reason> -->`
 skips the block, and says so with its reason. Any other `key: value` comment there is an error, so

@@ -4,7 +4,7 @@
 # pg_chunk_test_clients in pg_chunk.worker_databases):
 #   1. a virtual environment with clients/python/requirements-test.txt, and the package pg_chunk
 #      built (sdist and wheel), checked with twine and installed
-#   2. node-postgres and pgvector as clients/node/package-lock.json pins them
+#   2. node-postgres and pgvector as clients/package-lock.json pins them (for the JavaScript snippets)
 #   3. the package's tests (clients/python/tests)
 #   4. examples/rag_langchain.py, then every snippet of docs/clients.md (clients/docs_snippets.py)
 # Safe to run again: the environment and node's modules live in the build directory and are
@@ -46,9 +46,9 @@ cp -r clients/python/pyproject.toml clients/python/README.md clients/python/pg_c
 
 # 2. node-postgres, outside the checkout (the Markdown link check reads every folder of it).
 mkdir -p "$node_dir"
-if ! cmp -s clients/node/package-lock.json "$node_dir/package-lock.json" || [ ! -d "$node_dir/node_modules" ]; then
-    say "installing clients/node/package-lock.json into $node_dir"
-    cp clients/node/package.json clients/node/package-lock.json "$node_dir/"
+if ! cmp -s clients/package-lock.json "$node_dir/package-lock.json" || [ ! -d "$node_dir/node_modules" ]; then
+    say "installing clients/package-lock.json into $node_dir"
+    cp clients/package.json clients/package-lock.json "$node_dir/"
     (cd "$node_dir" && npm ci --silent --no-audit --no-fund)
 fi
 
