@@ -6,7 +6,7 @@
 
 use crate::catalog;
 use crate::cfg::Cfg;
-use crate::chunking::{chunk_rows, notice_truncation, notice_wide_chunks, sql_int, with_chunking_model, ChunkRow};
+use crate::chunking::{chunk_rows, notice_wide_chunks, sql_int, with_chunking_model, ChunkRow};
 use crate::embedding::{check_for_cancel, embed_optional};
 use crate::errors::Error;
 use crate::gucs;
@@ -272,8 +272,21 @@ fn version() -> Result<TableIterator<'static, (name!(library, String), name!(sql
     Ok(TableIterator::once((catalog::LIBRARY_VERSION.to_string(), sql)))
 }
 
+/// Reports, once per call of `embed` or `embed_batch`, the inputs longer than the model reads:
+/// their vectors represent only the start of each. A NOTICE with SQLSTATE 01004
+/// (string_data_right_truncation): the caller chose the texts and can embed shorter ones.
+fn notice_truncation(model: &str, max_tokens: usize, truncated: usize, inputs: usize) {
+    if truncated > 0 {
+        let message = format!("{truncated} of {inputs} input(s) are longer than model \"{model}\" reads ({max_tokens} tokens, special tokens and prefix included): their vectors represent only the start of each such text");
+        ErrorReport::new(PgSqlErrorCode::ERRCODE_WARNING_STRING_DATA_RIGHT_TRUNCATION, message, "notice_truncation")
+            .set_detail("The rest of such a text does not count in its vector: a search cannot find it by what it says past its start.")
+            .set_hint("Embed shorter texts: knowledge.chunk cuts a long text into chunks the model reads whole.")
+            .report(PgLogLevel::NOTICE);
+    }
+}
+
 /// Embeds the inputs in one batched call with `model` (NULL: the default model), with a NOTICE
-/// if the model truncated any.
+/// if the model read only the start of any (`notice_truncation`).
 fn embed_inputs(
     inputs: &[Option<&str>],
     model: Option<&str>,
@@ -289,6 +302,9 @@ fn embed_inputs(
     };
     let name = model.map_or_else(gucs::default_model, str::to_string);
     let embedded = embed_optional(inputs, &name, role)?;
-    notice_truncation(&name, embedded.truncated);
+    if embedded.truncated > 0 {
+        let max_tokens = with_model(&name, |model| model.spec().max_tokens)?;
+        notice_truncation(&name, max_tokens, embedded.truncated, inputs.iter().flatten().count());
+    }
     Ok(embedded.vectors)
 }

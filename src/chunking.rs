@@ -41,22 +41,22 @@ pub fn with_chunking_model<R>(cfg: &ChunkConfig, reader: Option<&str>, f: &Chunk
         Some(reader) if name == LEXICAL => with_model(reader, |reading| {
             let window = reading.passage_window();
             let counter = ModelAdapter::new(reader, reading);
-            (run(&mut LexicalEmbedder::with_interrupt(check_for_cancel), window, &counter), 0)
+            (run(&mut LexicalEmbedder::with_interrupt(check_for_cancel), window, &counter), (0, 0))
         }),
         None => with_model(&name, |model| {
             let window = model.passage_window();
             let adapter = ModelAdapter::new(&name, model);
-            (run(&mut &adapter, window, &adapter), adapter.truncated())
+            (run(&mut &adapter, window, &adapter), (adapter.truncated(), window))
         }),
         Some(reader) => with_models([&name, reader], |model, reading| {
-            let window = reading.passage_window();
+            let (window, sentence_window) = (reading.passage_window(), model.passage_window());
             let (adapter, counter) = (ModelAdapter::new(&name, model), ModelAdapter::new(reader, reading));
-            (run(&mut &adapter, window, &counter), adapter.truncated())
+            (run(&mut &adapter, window, &counter), (adapter.truncated(), sentence_window))
         }),
     };
     match outcome {
-        Ok((result, truncated)) => {
-            notice_truncation(&name, truncated);
+        Ok((result, (long_sentences, sentence_window))) => {
+            debug_long_sentences(&name, sentence_window, long_sentences);
             // A model failing while chunking comes out as its own error (errors.rs), with the
             // SQLSTATE `embed` gives.
             Ok(result?)
@@ -100,16 +100,19 @@ pub fn notice_wide_chunks(cfg: &ChunkConfig, reader: Option<&str>, token_counts:
     }
 }
 
-/// Reports, once per call, that some inputs were longer than the model takes.
-pub fn notice_truncation(model: &str, truncated: usize) {
-    if truncated > 0 {
-        ereport!(
-            NOTICE,
-            PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
-            format!(
-                "{truncated} input(s) were longer than model \"{model}\" takes and were truncated to its max_tokens"
-            )
-        );
+/// Reports, once per chunking call, the sentences longer than the model that embeds them reads
+/// (`window` of their own tokens). Chunking embeds every sentence to find where the meaning
+/// changes, and the model reads such a sentence (a table row, a line of code) by its first
+/// `window` tokens; the chunks are cut from the document, so they hold it whole and lose nothing.
+/// DEBUG1, not a NOTICE: whoever chunks has nothing to act on (the text is as it is, and the
+/// chunks are right), and it would read like data loss on every insert of a page with a table;
+/// someone studying where the cuts fall sees it with `SET client_min_messages = debug1`.
+fn debug_long_sentences(model: &str, window: usize, long_sentences: usize) {
+    if long_sentences > 0 {
+        let message = format!("{long_sentences} sentence(s) longer than model \"{model}\" reads were embedded by their first {window} tokens to find where the meaning changes; the chunks hold them whole");
+        ErrorReport::new(PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION, message, "debug_long_sentences")
+            .set_detail("Chunking compares the sentences' vectors to place its cuts; a sentence longer than the model reads is compared by its start. The chunks are cut from the document, not from what was embedded.")
+            .report(PgLogLevel::DEBUG1);
     }
 }
 

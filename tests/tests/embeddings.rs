@@ -1,8 +1,10 @@
 //! Embeddings seen from a client: parity with the Python reference, fresh backends, errors
 //! that depend on per-backend state, cancel, and concurrency.
 
-use pg_chunk_client_tests::{connect, connect_collecting_notices, sqlstate_of};
+use pg_chunk_client_tests::{connect, connect_collecting_notices, connection_string, sqlstate_of, TEST_DATABASE};
+use postgres::error::DbError;
 use postgres::Client;
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 /// The embedding of `text` as floats, parsed from pgvector's text form.
@@ -157,15 +159,81 @@ fn concurrent_backends_embed_the_same_vectors() {
     }
 }
 
+/// A connection to the test database that keeps every message the server sends it whole:
+/// severity, SQLSTATE, message, detail and hint.
+fn connect_keeping_messages() -> (Client, Arc<Mutex<Vec<DbError>>>) {
+    connect(); // the database exists from here on
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&messages);
+    let mut config: postgres::Config = connection_string(TEST_DATABASE).parse().unwrap();
+    config.notice_callback(move |message| sink.lock().unwrap().push(message));
+    (config.connect(postgres::NoTls).unwrap(), messages)
+}
+
+/// The messages that name `model`, as `SEVERITY SQLSTATE: message`.
+fn naming(messages: &Mutex<Vec<DbError>>, model: &str) -> Vec<String> {
+    let model = format!("\"{model}\"");
+    let messages = messages.lock().unwrap();
+    messages
+        .iter()
+        .filter(|m| m.message().contains(&model))
+        .map(|m| format!("{} {}: {}", m.severity(), m.code().code(), m.message()))
+        .collect()
+}
+
 #[test]
-fn truncation_is_reported_once_per_call() {
-    let (mut client, notices) = connect_collecting_notices();
+fn embedding_a_text_longer_than_the_model_reads_says_its_vector_holds_only_the_start() {
+    let (mut client, messages) = connect_keeping_messages();
     let long = "word ".repeat(400); // about 400 tokens, above MiniLM's 256
-    client.query("SELECT count(*) FROM knowledge.embed_batch(ARRAY[$1, $1 || ' again', 'short'])", &[&long]).unwrap();
-    let got = notices.lock().unwrap().clone();
-    let truncations: Vec<&String> = got.iter().filter(|n| n.contains("truncated")).collect();
-    assert_eq!(truncations.len(), 1, "{got:?}");
-    assert!(truncations[0].starts_with("NOTICE") && truncations[0].contains("2 input(s)"), "{got:?}");
+    client
+        .query(
+            "SELECT count(*) FROM knowledge.embed_batch(ARRAY[$1, $1 || ' again', 'short', NULL], 'all-minilm-l6-v2')",
+            &[&long],
+        )
+        .unwrap();
+    // One NOTICE for the call, however many inputs were cut.
+    assert_eq!(
+        naming(&messages, "all-minilm-l6-v2"),
+        ["NOTICE 01004: 2 of 3 input(s) are longer than model \"all-minilm-l6-v2\" reads (256 tokens, special tokens and prefix included): their vectors represent only the start of each such text"]
+    );
+    let messages = messages.lock().unwrap();
+    let notice = messages.iter().find(|m| m.code().code() == "01004").unwrap();
+    assert_eq!(
+        notice.detail(),
+        Some("The rest of such a text does not count in its vector: a search cannot find it by what it says past its start.")
+    );
+    assert_eq!(
+        notice.hint(),
+        Some("Embed shorter texts: knowledge.chunk cuts a long text into chunks the model reads whole.")
+    );
+}
+
+#[test]
+fn chunking_a_sentence_longer_than_the_model_reads_is_no_notice_and_loses_nothing() {
+    // One sentence of about 600 tokens between two short ones, chunked under the default cfg
+    // (MiniLM): the chunks are cut from the document, whole and within the model's 254 tokens,
+    // while the long sentence is embedded by its first 254 tokens only to place the cuts.
+    let long: String = (0..300).map(|i| format!("cell{i} ")).collect();
+    let doc = format!("The table below lists the cells. {}. The table ends here.", long.trim_end());
+    // The chunks' text without whitespace (which lies between them), whether each is exactly
+    // its span of the document, and the longest in tokens.
+    let chunk = "SELECT string_agg(regexp_replace(content, '\\s', '', 'g'), '' ORDER BY chunk_index),
+                        bool_and(content = substr($1, char_offset + 1, char_length)), max(token_count)
+                 FROM knowledge.chunk($1)";
+    for level in ["notice", "debug1"] {
+        // A connection of its own each time: a sentence its cache holds is not embedded again.
+        let (mut client, messages) = connect_keeping_messages();
+        client.batch_execute(&format!("SET client_min_messages = {level}")).unwrap();
+        let row = client.query_one(chunk, &[&doc]).unwrap();
+        assert_eq!(row.get::<_, String>(0), doc.replace(' ', ""), "the chunks hold the document whole");
+        assert!(row.get::<_, bool>(1), "each chunk is its span of the document");
+        assert!(row.get::<_, i32>(2) <= 254, "{}", row.get::<_, i32>(2));
+        let expected: &[&str] = match level {
+            "notice" => &[],
+            _ => &["DEBUG 00000: 1 sentence(s) longer than model \"all-minilm-l6-v2\" reads were embedded by their first 254 tokens to find where the meaning changes; the chunks hold them whole"],
+        };
+        assert_eq!(naming(&messages, "all-minilm-l6-v2"), expected, "client_min_messages = {level}");
+    }
 }
 
 #[test]
