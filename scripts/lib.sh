@@ -296,9 +296,10 @@ install_release() {
         return 1
     fi
     rm -f "$library.previous"
-    # Earlier releases' install scripts, so that databases can be made at an old version and
-    # updated (sql/releases/README.md).
-    cp sql/releases/pg_chunk--*.sql "$("$pg_config" --sharedir)/extension/"
+    # Earlier releases' install scripts, which cargo pgrx install does not copy as it does the
+    # upgrade scripts beside them, so that databases can be made at an old version and updated
+    # (sql/README.md).
+    cp sql/pg_chunk--*.sql "$("$pg_config" --sharedir)/extension/"
 }
 
 # Loads pg_chunk at server start (shared_preload_libraries, after what is there already) and

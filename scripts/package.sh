@@ -98,7 +98,7 @@ ext=$stage/$extension_package
 cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$ext"
 # The earlier releases' install scripts, so that a database made at an old version can be
 # updated, as install_release copies them (scripts/lib.sh).
-cp sql/releases/pg_chunk--*.sql "$ext$share/extension/"
+cp sql/pg_chunk--*.sql "$ext$share/extension/"
 install -m 644 "$pkglib/$ORT_LIBRARY" "$ext$pkglib/$ORT_LIBRARY"
 ln -s "$ORT_LIBRARY" "$ext$pkglib/libonnxruntime.so"
 install -d -m 755 "$ext$share/pg_chunk"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: runs every test. Needs only what scripts/install.sh set up.
-#   0. the unreleased upgrade script as scripts/upgrade_script.py writes it from sql/; the format
-#      (rustfmt.toml) and clippy, warnings denied
+#   0. the unreleased upgrade script as scripts/upgrade_script.py writes it from src/sql/; the
+#      format (rustfmt.toml) and clippy, warnings denied
 #   1. the pure crates (plain cargo test, no PostgreSQL; the embedder's use the installed models)
 #   2. the #[pg_test]s inside a throwaway PostgreSQL that cargo pgrx test starts
 #   3. the client tests in tests/, over a real socket to the running 15 main cluster, with

@@ -3,8 +3,8 @@
 //! pg_chunk` with or without CASCADE, `DROP EXTENSION vector CASCADE`, `DROP SCHEMA public
 //! CASCADE` where pgvector lives there. The check is PostgreSQL's object access hook, which sees
 //! every object a command drops, before it is dropped; the library installs it as it loads, and the
-//! extension's event trigger on those commands (`knowledge_internal.guard_drop`, sql/drop_guard.sql)
-//! loads the library in a backend that has not used pg_chunk yet. Emptying the table first
+//! extension's event trigger on those commands (`knowledge_internal.guard_drop`,
+//! src/sql/drop_guard.sql) loads the library in a backend that has not used pg_chunk yet. Emptying the table first
 //! (`TRUNCATE knowledge.documents CASCADE`) is the deliberate way to drop it with its rows.
 
 use pgrx::pg_sys;

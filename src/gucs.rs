@@ -50,7 +50,7 @@ static STORED_VECTORS_MB: GucSetting<i32> = GucSetting::<i32>::new(1024);
 /// a restore turns it off for its session (PGOPTIONS='-c pg_chunk.maintain_chunks=off'), because
 /// the dump already holds the chunks and embeddings the triggers would recompute. Superuser-only:
 /// a role that may write documents must not be able to write them without chunks. Read by the
-/// triggers in sql/store.sql through knowledge_internal.maintains_chunks().
+/// triggers in src/sql/store_triggers.sql through knowledge_internal.maintains_chunks().
 static MAINTAIN_CHUNKS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 /// Chunks a config may have before a change of its `model` or `cfg`, which re-embeds every one of
@@ -58,7 +58,7 @@ static MAINTAIN_CHUNKS: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// transaction); 0 never asks. 100,000 chunks is a store whose re-embedding with a transformer
 /// takes long enough (`knowledge.rechunk_estimate` says how long, at the config's own measured
 /// rate) that a mistyped `UPDATE` should not start it unasked, while the small configs of
-/// experiments and tests are rechunked as before. Read by the trigger in sql/store.sql
+/// experiments and tests are rechunked as before. Read by the trigger in src/sql/store_triggers.sql
 /// (knowledge_internal.confirm_reembed). Superuser-only, so that a database's owner decides
 /// where the guard stands for everyone (ALTER DATABASE or ALTER SYSTEM).
 static REEMBED_CONFIRM_CHUNKS: GucSetting<i32> = GucSetting::<i32>::new(100_000);

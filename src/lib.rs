@@ -1,5 +1,5 @@
 //! pg_chunk: the SQL boundary. The functions users call are in `api.rs`, the store's in
-//! `store.rs` (its tables, triggers, search and queue are SQL, in sql/), the queue's background
+//! `store.rs` (its tables, triggers, search and queue are SQL, in src/sql/), the queue's background
 //! workers in `worker.rs`; the algorithms are in `crates/pg_chunk_core`, which knows nothing of
 //! PostgreSQL.
 
@@ -45,19 +45,21 @@ mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
 
-/// The schema of what pg_chunk's own SQL calls and users do not (sql/models.sql creates it, with
-/// its grant, before anything else). Declared here as well because pgrx puts a function in a
+/// The schema of what pg_chunk's own SQL calls and users do not (src/sql/models.sql creates it,
+/// with its grant, before anything else). Declared here as well because pgrx puts a function in a
 /// schema (`#[pg_extern(schema = "knowledge_internal")]`, in store.rs and text_search.rs) only
 /// when it knows the schema; its `CREATE SCHEMA IF NOT EXISTS` then finds it made.
 #[pg_schema]
 mod knowledge_internal {}
 
 // The model registry comes first: functions read it at run time.
-extension_sql_file!("../sql/models.sql", name = "models", bootstrap);
-// The store: documents, configs, chunks, vector indexes and the triggers that keep them in step.
+extension_sql_file!("sql/models.sql", name = "models", bootstrap);
+// The store, in five files by job, each after the one before: its tables (after the Rust functions
+// the store's SQL calls), each config's indexes, the writing of chunks, the triggers that keep
+// them in step, and rechunking.
 extension_sql_file!(
-    "../sql/store.sql",
-    name = "store",
+    "sql/store_tables.sql",
+    name = "store_tables",
     requires = [
         "models",
         embed_chunks_batch,
@@ -70,35 +72,40 @@ extension_sql_file!(
         embed
     ]
 );
+extension_sql_file!("sql/store_indexes.sql", name = "store_indexes", requires = ["store_tables"]);
+extension_sql_file!("sql/store_writes.sql", name = "store_writes", requires = ["store_indexes"]);
+extension_sql_file!("sql/store_triggers.sql", name = "store_triggers", requires = ["store_writes"]);
+// The last is named "store": what requires it comes after the whole store.
+extension_sql_file!("sql/store_rechunk.sql", name = "store", requires = ["store_triggers"]);
 // Mirroring users' tables into the store.
-extension_sql_file!("../sql/attach.sql", name = "attach", requires = ["store"]);
+extension_sql_file!("sql/attach.sql", name = "attach", requires = ["store"]);
 // The text leg of search: tsvectors with CJK bigrams, BM25's statistics kept by triggers.
-extension_sql_file!("../sql/text_search.sql", name = "text_search", requires = ["store", cjk_bigrams_of, bm25]);
+extension_sql_file!("sql/text_search.sql", name = "text_search", requires = ["store", cjk_bigrams_of, bm25]);
 // Hybrid search over the store.
-extension_sql_file!("../sql/search.sql", name = "search", requires = ["text_search", filter_jsonpath]);
+extension_sql_file!("sql/search.sql", name = "search", requires = ["text_search", filter_jsonpath]);
 // Asynchronous ingestion: the queue the background workers (worker.rs) drain.
-extension_sql_file!("../sql/queue.sql", name = "queue", requires = ["store"]);
+extension_sql_file!("sql/queue.sql", name = "queue", requires = ["store"]);
 // Logical replication: the triggers a subscriber of documents alone sets to fire.
-extension_sql_file!("../sql/replication.sql", name = "replication", requires = ["text_search", "queue"]);
+extension_sql_file!("sql/replication.sql", name = "replication", requires = ["text_search", "queue"]);
 // A store spread over Citus workers, searched through the coordinator.
-extension_sql_file!("../sql/citus.sql", name = "citus", requires = ["attach", "search"]);
+extension_sql_file!("sql/citus.sql", name = "citus", requires = ["attach", "search"]);
 // Refuses a drop that would delete documents: the event trigger that loads drop_guard.rs's hook.
-extension_sql_file!("../sql/drop_guard.sql", name = "drop_guard", requires = ["store", drop_guard_loaded]);
+extension_sql_file!("sql/drop_guard.sql", name = "drop_guard", requires = ["store", drop_guard_loaded]);
 // The store's owner, knowledge_store, and who may run what with its rights.
 extension_sql_file!(
-    "../sql/privileges.sql",
+    "sql/privileges.sql",
     name = "privileges",
     requires = ["store", "attach", "text_search", "search", "queue", "replication", "citus", "drop_guard"]
 );
 // Pins the search_path of every SQL function above.
 extension_sql_file!(
-    "../sql/search_path.sql",
+    "sql/search_path.sql",
     name = "search_path",
     requires =
         ["store", "attach", "text_search", "search", "queue", "replication", "citus", "drop_guard", "privileges"]
 );
 // Documentation for every function, readable with `\df+` and `obj_description()`.
-extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
+extension_sql_file!("sql/comments.sql", name = "comments", finalize);
 
 /// Registers the settings, the exception to pgrx's panic hook for PostgreSQL's own errors, the
 /// hook that refuses to drop documents, and the queue's background workers when loaded by

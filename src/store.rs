@@ -1,6 +1,6 @@
-//! The SQL functions the knowledge store (sql/store.sql) is built on: chunks with their
+//! The SQL functions the knowledge store (src/sql/store_*.sql) is built on: chunks with their
 //! embeddings, the fingerprint of a model's weights, and cfg validation for chunk_configs. They
-//! are in schema knowledge_internal (sql/models.sql says why).
+//! are in schema knowledge_internal (src/sql/models.sql says why).
 
 use crate::catalog;
 use crate::cfg::Cfg;
@@ -183,8 +183,8 @@ fn count_chunks_written(model: &str, chunks: i64) {
     models::record(model, |stats| stats.chunks_written += chunks);
 }
 
-/// pg_chunk.maintain_chunks, as the triggers of sql/store.sql read it. Calling it loads pg_chunk
-/// in the backend first, which defines the setting: a value set before that, as an unknown
+/// pg_chunk.maintain_chunks, as the triggers of src/sql/store_triggers.sql read it. Calling it
+/// loads pg_chunk in the backend first, which defines the setting: a value set before that, as an unknown
 /// placeholder, by a role that may not set it, is then refused (a WARNING) and the default
 /// holds. `current_setting` alone would read the placeholder. Every trigger that writes chunks
 /// calls it first, so a library older than the installed SQL is refused there (catalog.rs).

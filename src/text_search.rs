@@ -1,5 +1,6 @@
 //! The SQL functions of knowledge.search's text leg: CJK bigrams for the tsvectors and queries
-//! (`knowledge.text_vector` in sql/store.sql calls it) and the BM25 score of a chunk's tsvector.
+//! (`knowledge.text_vector` in src/sql/text_search.sql calls it) and the BM25 score of a chunk's
+//! tsvector.
 
 use crate::errors::Error;
 use pg_chunk_text_search::bm25::{idf, sorted_terms, Bm25, TsVector};

@@ -12,10 +12,10 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use std::time::Duration;
 
-/// The channel `knowledge_internal.enqueue` notifies (sql/queue.sql).
+/// The channel `knowledge_internal.enqueue` notifies (src/sql/queue.sql).
 const CHANNEL: &std::ffi::CStr = c"pg_chunk_queue";
 
-/// What `pg_stat_activity.backend_type` says for these workers; sql/queue.sql looks for it.
+/// What `pg_stat_activity.backend_type` says for these workers; src/sql/queue.sql looks for it.
 const WORKER_TYPE: &str = "pg_chunk worker";
 
 /// How much the workers lower their CPU priority (nice(2)): inserting into an async config must

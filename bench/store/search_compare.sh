@@ -31,7 +31,7 @@ sql -c 'SET client_min_messages = warning' -c 'DROP SCHEMA IF EXISTS knowledge_o
 git show "$OLD:sql/search.sql" |
     sed 's/FUNCTION knowledge\.search(/FUNCTION knowledge_old.search(/; s/knowledge_internal\.number_option/knowledge_old.number_option/g' |
     sql
-# As sql/search_path.sql pins every function of the extension's.
+# As src/sql/search_path.sql pins every function of the extension's.
 sql <<'SQL'
 DO $$
 DECLARE

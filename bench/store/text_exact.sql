@@ -11,7 +11,7 @@
 --   psql -d DB -v config=C -f text_exact.sql
 -- Prints "way<TAB>p50_ms<TAB>p95_ms<TAB>queries<TAB>% of the reference's top 10<TAB>queries exact".
 \set ON_ERROR_STOP on
--- As knowledge.search runs its statement (sql/search.sql): the other ways' plans are costly
+-- As knowledge.search runs its statement (src/sql/search.sql): the other ways' plans are costly
 -- enough for JIT too, whose compiling would be most of their time.
 SET jit = off;
 SELECT set_config('bench.config', :'config', false) AS config \gset

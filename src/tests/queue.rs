@@ -1,4 +1,4 @@
-//! The queue's SQL (sql/queue.sql), driven by hand: the test server preloads nothing, so no
+//! The queue's SQL (src/sql/queue.sql), driven by hand: the test server preloads nothing, so no
 //! background worker runs and each test calls knowledge.process_queue itself. tests/tests/queue.rs
 //! and tests/tests/worker_crash.rs test the workers over real connections.
 

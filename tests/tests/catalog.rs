@@ -14,7 +14,10 @@ fn every_function_in_schema_knowledge_has_a_comment() {
         .get(0);
     assert!(functions >= 20, "schema knowledge holds pg_chunk's functions: {functions}");
     let missing: Vec<String> = client.query(UNCOMMENTED_FUNCTIONS, &[]).unwrap().iter().map(|row| row.get(0)).collect();
-    assert!(missing.is_empty(), "functions in schema knowledge without a COMMENT ON in sql/comments.sql: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "functions in schema knowledge without a COMMENT ON in src/sql/comments.sql: {missing:#?}"
+    );
 }
 
 /// docs/security.md's rules for what runs with the store's rights, over the catalog: fails when

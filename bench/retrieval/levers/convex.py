@@ -16,7 +16,7 @@ of its 95% interval; also to OUT/convex.md. Check: the text leg rebuilt from the
     DB=pg_chunk_bench_retrieval $REFERENCE_VENV/bin/python bench/retrieval/levers/convex.py
 
 Knobs as levers.py's (DATA, OUT, DB, CONFIGS, SETS). z-scores with alpha 0.5 became
-knowledge.search's hybrid fusion (sql/search.sql; "fusion": "rrf" is the reciprocal ranks
+knowledge.search's hybrid fusion (src/sql/search.sql; "fusion": "rrf" is the reciprocal ranks
 this script compares with): bench/README.md ("Decisions").
 """
 

@@ -1,7 +1,7 @@
 """Sentence vectors as a third score in knowledge.search's score fusion, measured offline on
 bench/retrieval's chunks, queries and scoring. rankings.py measured a chunk's best-matching
 sentence under reciprocal-rank fusion (vector leg +3 to +5 points, hybrid −0.8 to +2.3); this
-asks the same of the z-score fusion the product now uses (convex.py, sql/search.sql).
+asks the same of the z-score fusion the product now uses (convex.py, src/sql/search.sql).
 
 Each chunk's sentences are knowledge.split_sentences of its document clipped to the chunk (a
 sentence crossing a cut gives each side its own piece), embedded by the product

@@ -34,3 +34,7 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'filter_jsonpath_wrapper';
 ALTER TYPE knowledge_internal.search_settings ADD ATTRIBUTE filter jsonpath;
+
+-- The function that makes the table knowledge_internal.citus_workers is
+-- knowledge_internal.ensure_citus_workers, a name of its own.
+DROP FUNCTION knowledge_internal.citus_workers();

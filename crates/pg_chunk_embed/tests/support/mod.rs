@@ -22,7 +22,7 @@ pub fn runtime_with_threads(threads: usize) -> RuntimeOptions {
 }
 
 /// The integer-kernel copy of a transformer that scripts/models.sh writes beside its float file,
-/// as `sql/models.sql` registers it.
+/// as `src/sql/models.sql` registers it.
 pub fn int8_spec(float: ModelSpec) -> ModelSpec {
     ModelSpec { model_file: float.model_file.with_file_name("model.int8.onnx"), optimize_graph: false, ..float }
 }
@@ -46,7 +46,7 @@ pub fn minilm_spec() -> ModelSpec {
     }
 }
 
-/// potion-base-8M as `sql/models.sql` registers it.
+/// potion-base-8M as `src/sql/models.sql` registers it.
 pub fn potion_spec() -> ModelSpec {
     let dir = required_env("PG_CHUNK_MODEL_DIR").join("potion-base-8m");
     ModelSpec {
@@ -65,7 +65,7 @@ pub fn potion_spec() -> ModelSpec {
     }
 }
 
-/// multilingual-e5-small with float32 arithmetic over its 4-bit weights, as `sql/models.sql`
+/// multilingual-e5-small with float32 arithmetic over its 4-bit weights, as `src/sql/models.sql`
 /// registers multilingual-e5-small-float (converted by scripts/e5/pack.sh).
 pub fn e5_spec() -> ModelSpec {
     let dir = required_env("PG_CHUNK_MODEL_DIR").join("multilingual-e5-small");

@@ -334,6 +334,32 @@ CREATE FUNCTION knowledge_internal.ef_search(candidates int) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN least(1000, greatest(200, candidates))::text;
 
+-- Runs a search's statement, with its settings and query as $1 and $2, and returns its rows,
+-- named by the caller's column definition list: knowledge.search's results, and one store's
+-- candidates (knowledge_internal.search_candidates). pgvector's HNSW scan (0.8.6 included) can
+-- fail with XX000 "cannot load deleted element" when a VACUUM of the chunks marks elements
+-- deleted while an iterative scan resumes from candidates it read before. The statement has
+-- returned no row by then (its last step sorts or aggregates them all) and writes nothing (the
+-- function is STABLE), so it runs again, up to three times: docs/errors.md. It runs as its
+-- caller, as both searches do, so it gives no right the caller lacks.
+CREATE FUNCTION knowledge_internal.run_search_statement(statement text, settings knowledge_internal.search_settings,
+                                                        q knowledge_internal.search_query)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    FOR attempt IN 1..3 LOOP
+        BEGIN
+            RETURN QUERY EXECUTE statement USING settings, q;
+            RETURN;
+        EXCEPTION WHEN internal_error THEN
+            IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN
+                RAISE;
+            END IF;
+        END;
+    END LOOP;
+END
+$$;
+
 CREATE FUNCTION knowledge.search(query text, k int DEFAULT 5, options jsonb DEFAULT '{}')
 RETURNS TABLE (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
                vector_rank int, text_rank int, similarity float8, below_min_score boolean)
@@ -355,19 +381,8 @@ BEGIN
     END IF;
     PERFORM set_config('hnsw.ef_search', knowledge_internal.ef_search(q.candidates), true);
     statement := 'WITH ' || knowledge_internal.search_candidates_sql(settings) || ', ' || knowledge_internal.search_ranking_sql();
-    -- pgvector's HNSW scan (0.8.6 included) can fail with XX000 "cannot load deleted element"
-    -- when a VACUUM of the chunks marks elements deleted while an iterative scan resumes from
-    -- candidates it read before. The statement has returned no row by then (its last step sorts
-    -- them all) and writes nothing, so it runs again: docs/errors.md.
-    FOR attempt IN 1..3 LOOP
-        BEGIN
-            RETURN QUERY EXECUTE statement USING settings, q;
-            RETURN;
-        EXCEPTION WHEN internal_error THEN
-            IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN
-                RAISE;
-            END IF;
-        END;
-    END LOOP;
+    RETURN QUERY SELECT * FROM knowledge_internal.run_search_statement(statement, settings, q)
+        AS r (chunk_id bigint, document_id bigint, chunk_index int, content text, score float8,
+              vector_rank int, text_rank int, similarity float8, below_min_score boolean);
 END
 $$;

@@ -1,5 +1,5 @@
 -- The text leg of knowledge.search: what a chunk's tsvector holds, and the statistics BM25
--- ranks with (sql/search.sql reads them).
+-- ranks with (search.sql reads them).
 
 -- The tsvector of a chunk (and of a query): PostgreSQL's parser over the text, CJK runs written
 -- as overlapping bigrams first so that Chinese and Japanese get words (knowledge.cjk_bigrams).

@@ -35,24 +35,13 @@ SET hnsw.iterative_scan = 'strict_order'
 -- them took 30 to 110 ms of a 5 ms search on a server built with JIT.
 SET jit = off
 AS $$
-DECLARE
-    found knowledge_internal.search_candidate[];
 BEGIN
     PERFORM set_config('hnsw.ef_search', knowledge_internal.ef_search(q.candidates), true);
-    -- As knowledge.search runs its statement again on pgvector's "cannot load deleted element".
-    FOR attempt IN 1..3 LOOP
-        BEGIN
-            EXECUTE 'WITH ' || knowledge_internal.search_candidates_sql(settings)
+    RETURN (SELECT r.candidates FROM knowledge_internal.run_search_statement(
+                'WITH ' || knowledge_internal.search_candidates_sql(settings)
                 || ' SELECT coalesce(array_agg(row(id, document_id, chunk_index, content, vector_rank, text_rank,'
-                || ' text_score, similarity, bm25)::knowledge_internal.search_candidate), ''{}'') FROM measured'
-                INTO found USING settings, q;
-            RETURN found;
-        EXCEPTION WHEN internal_error THEN
-            IF SQLERRM <> 'cannot load deleted element' OR attempt = 3 THEN
-                RAISE;
-            END IF;
-        END;
-    END LOOP;
+                || ' text_score, similarity, bm25)::knowledge_internal.search_candidate), ''{}'') FROM measured',
+                settings, q) AS r (candidates knowledge_internal.search_candidate[]));
 END
 $$;
 
@@ -85,8 +74,8 @@ BEGIN
 END
 $$;
 
--- Makes sure that knowledge_internal.citus_workers reaches every node whose store can hold
--- documents, and returns its name. Citus runs a function called in a query's select list on
+-- Makes sure that the table knowledge_internal.citus_workers reaches every node whose store can
+-- hold documents, and returns its name. Citus runs a function called in a query's select list on
 -- the node that holds each row's shard, over the connections it keeps from one statement to
 -- the next; so a query over a distributed table of one row on each node calls a function once
 -- on each, in parallel, for about half a millisecond (run_command_on_workers opens new
@@ -94,7 +83,7 @@ $$;
 -- script, which installs without Citus; it is made again when a node that holds shards of a
 -- distributed table has none of it (a worker added, shards moved), and once made, it is left
 -- as it is, so that a search reads only Citus's catalog.
-CREATE FUNCTION knowledge_internal.citus_workers() RETURNS regclass
+CREATE FUNCTION knowledge_internal.ensure_citus_workers() RETURNS regclass
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     fanout CONSTANT text := 'knowledge_internal.citus_workers';
@@ -187,7 +176,7 @@ BEGIN
     END IF;
     PERFORM knowledge_internal.named_chunk_config(config);
     PERFORM knowledge_internal.on_workers('SELECT knowledge_internal.citus_id_range()');
-    PERFORM knowledge_internal.citus_workers();
+    PERFORM knowledge_internal.ensure_citus_workers();
     -- run_command_on_shards formats the command with each shard's name (PostgreSQL's format()):
     -- %L there quotes the name as a literal, and every % of ours is doubled to stay one.
     FOR r IN SELECT * FROM pg_catalog.run_command_on_shards(source,
@@ -222,7 +211,7 @@ BEGIN
     IF q IS NULL THEN
         RETURN;
     END IF;
-    PERFORM knowledge_internal.citus_workers();
+    PERFORM knowledge_internal.ensure_citus_workers();
     IF settings.mode <> 'vector' THEN
         SELECT array_agg(w.part) INTO parts
         FROM (SELECT knowledge_internal.text_statistics((settings.config).name, query, settings.language) AS part

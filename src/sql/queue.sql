@@ -69,7 +69,7 @@ RETURN EXISTS (SELECT FROM pg_catalog.pg_subscription_rel AS r WHERE r.srrelid =
 -- A document whose chunking fails is retried after 1, 2, 4, ... s; after max_attempts failures
 -- it moves to knowledge.failed. Returns the number taken. The workers call it; so may superusers
 -- (the tests drive the queue without a worker that way): like every function that runs with the
--- store's rights, no one else may (sql/privileges.sql), so that no other role can hold queued
+-- store's rights, no one else may (privileges.sql), so that no other role can hold queued
 -- documents back in an open transaction.
 CREATE FUNCTION knowledge.process_queue(batch_size int DEFAULT 16, max_attempts int DEFAULT 5) RETURNS int
 LANGUAGE plpgsql SECURITY DEFINER AS $$
