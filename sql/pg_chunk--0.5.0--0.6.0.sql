@@ -30,7 +30,7 @@ AS 'MODULE_PATHNAME', 'bm25_cover_wrapper';
 
 -- Bulk loads (knowledge.begin_load): the configs whose chunks are not counted as they are written.
 CREATE TABLE knowledge_internal.text_stats_paused (
-    chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name) ON UPDATE RESTRICT ON DELETE RESTRICT
+    chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name)
 );
 REVOKE ALL ON knowledge_internal.text_stats_paused FROM PUBLIC;
 

@@ -75,9 +75,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;
 -- The configs in a bulk load (knowledge.begin_load): their chunks are written without counting
 -- them here, and knowledge.end_load counts all of the config's chunks once. A writer that skips
 -- the count holds its config's row (FOR KEY SHARE) until it ends, so that end_load, deleting the
--- row, waits for it. The key's RESTRICT keeps a config in a load from being renamed or removed.
+-- row, waits for it. The key keeps a config in a load from being renamed or removed (23503; a
+-- RESTRICT key says 23001 from PostgreSQL 18 on).
 CREATE TABLE knowledge_internal.text_stats_paused (
-    chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name) ON UPDATE RESTRICT ON DELETE RESTRICT
+    chunk_config text PRIMARY KEY REFERENCES knowledge.chunk_configs (name)
 );
 REVOKE ALL ON knowledge_internal.text_stats_paused FROM PUBLIC;
 
