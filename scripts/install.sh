@@ -3,7 +3,7 @@
 # the extension into the system PostgreSQL 15, starts the cluster and shows pg_chunk chunking
 # a sample document. Idempotent: each step checks first and skips what is already done; the end
 # lists what this run changed. Run as root (or through sudo). It builds no other PostgreSQL: the
-# test command builds its 16 and 17 on its first run.
+# test command builds its 16, 17 and 18 on its first run.
 #
 # PG_CONFIG=/path/to/pg_config bash scripts/install.sh installs into that PostgreSQL instead
 # (13 to 18, its server headers installed): the models, pg_chunk, and pgvector only where there is

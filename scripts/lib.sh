@@ -118,12 +118,13 @@ ensure_model_venv() {
     fi
 }
 
-# The test matrix beyond 15 (README, "Supported PostgreSQL versions"): PostgreSQL 16
-# (scripts/postgresql16.sh) and 17 (scripts/postgresql17.sh), each in the build directory with a
+# The test matrix beyond 15 (README, "Supported PostgreSQL versions"): PostgreSQL 16, 17 and 18
+# (scripts/postgresql16.sh, postgresql17.sh, postgresql18.sh), each in the build directory with a
 # test cluster of its own on port 5417 + its major version, beside 15 main's socket.
-TEST_VERSIONS="16 17"
+TEST_VERSIONS="16 17 18"
 PG16_CONFIG=$BUILD_DIR/postgresql-16/pgserver/pginstall/bin/pg_config
 PG17_CONFIG=$BUILD_DIR/postgresql-17/bin/pg_config
+PG18_CONFIG=$BUILD_DIR/postgresql-18/bin/pg_config
 # The client tests' databases that need the queue's background workers (tests/tests/queue.rs,
 # worker_crash.rs, and docs_examples/ for the pages' async examples; clients/test.sh's writer tests
 # and docs/clients.md's snippets).
@@ -181,6 +182,41 @@ ensure_pgvector() {
     if [ "$(printf '%s\n%s\n' 0.8.4 "$version" | sort -V | head -n1)" != 0.8.4 ]; then
         say "note: pgvector before 0.8.4 has an HNSW VACUUM race (docs/errors.md); 0.8.4 or later is advised"
     fi
+}
+
+# Builds PostgreSQL $2 of major $1 for the test matrix, from source, into the directory above
+# $PG<major>_CONFIG's bin/, unless it is there already, then makes it ready for the tests
+# (prepare_test_postgresql). The source is the upstream tarball of Debian's postgresql-$1 source
+# package, pinned with sha256 $3, the one Debian's signed index lists for it, so that every
+# install builds the same checked source. Configured --without-icu --without-readline: a test
+# server needs neither.
+build_debian_postgresql() {
+    local major=$1 version=$2 sha256=$3 pg_config root source tarball
+    pg_config=$(test_pg_config "$major")
+    root=$(dirname "$(dirname "$pg_config")")
+    source=$BUILD_DIR/postgresql-$major-source
+    tarball=postgresql-${major}_$version.orig.tar.bz2
+    step "PostgreSQL $major (test matrix)"
+    if [ -x "$pg_config" ]; then
+        say "present: $("$pg_config" --version) in $root"
+    else
+        ensure_debian_packages bison flex zlib1g-dev
+        mkdir -p "$source"
+        (
+            cd "$source"
+            download_debian_source "postgresql-$major" "$tarball" "$sha256"
+            rm -rf "postgresql-$version" "$root"
+            tar xjf "$tarball"
+            cd "postgresql-$version"
+            say "building $version (configure, make -j$(nproc), make install into $root)"
+            ./configure -q --prefix="$root" --without-icu --without-readline >configure.log
+            make -s -j"$(nproc)" >make.log 2>&1 || { tail -n 40 make.log >&2; exit 1; }
+            make -s install >install.log 2>&1 || { tail -n 40 install.log >&2; exit 1; }
+        )
+        rm -rf "$source/postgresql-$version"
+        changed "built $("$pg_config" --version) into $root"
+    fi
+    prepare_test_postgresql "$pg_config"
 }
 
 # Gives the test matrix's own PostgreSQL (pg_config $1: built or unpacked into the build directory

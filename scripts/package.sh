@@ -11,8 +11,10 @@
 # it names. The library comes from `cargo pgrx package`, the models and ONNX Runtime from what
 # scripts/models.sh installed into that PostgreSQL (run first; it does nothing when they are in
 # place, and is checked with sha256sum -c), the packages from dpkg-deb; lintian must report no
-# error on either. The paths inside are that PostgreSQL's (pg_config --pkglibdir, --sharedir), as
-# Debian's and PGDG's packages of PostgreSQL lay them out. Needs what scripts/install.sh sets up.
+# error on either. The paths inside are those of Debian's and PGDG's packages of PostgreSQL
+# <major>, on which the package depends (/usr/lib/postgresql/<major>/lib,
+# /usr/share/postgresql/<major>), wherever the PostgreSQL named is installed: the test matrix's
+# are in the build directory. Needs what scripts/install.sh sets up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if (($#)); then PG_CONFIG=$1; fi
@@ -24,8 +26,8 @@ MODELS_ROOT=/usr/share/pg-chunk/models
 
 version=$(pg_chunk_version)
 major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
-pkglib=$("$PG_CONFIG" --pkglibdir)
-share=$("$PG_CONFIG" --sharedir)
+pkglib=/usr/lib/postgresql/$major/lib
+share=/usr/share/postgresql/$major
 extension_package=postgresql-$major-pg-chunk
 models_package=pg-chunk-models
 out=target/packages
@@ -95,11 +97,14 @@ DESCRIPTION
 
 step "$extension_package: cargo pgrx package"
 ext=$stage/$extension_package
-cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$ext"
+cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$stage/pgrx"
+install -D -m 644 "$stage/pgrx$(pg_pkglibdir)/pg_chunk.so" "$ext$pkglib/pg_chunk.so"
+install -d -m 755 "$ext$share/extension"
+cp "$stage/pgrx$(pg_sharedir)/extension/"pg_chunk* "$ext$share/extension/"
 # The earlier releases' install scripts, so that a database made at an old version can be
 # updated, as install_release copies them (scripts/lib.sh).
 cp sql/pg_chunk--*.sql "$ext$share/extension/"
-install -m 644 "$pkglib/$ORT_LIBRARY" "$ext$pkglib/$ORT_LIBRARY"
+install -m 644 "$(pg_pkglibdir)/$ORT_LIBRARY" "$ext$pkglib/$ORT_LIBRARY"
 ln -s "$ORT_LIBRARY" "$ext$pkglib/libonnxruntime.so"
 install -d -m 755 "$ext$share/pg_chunk"
 ln -s "$(realpath -m --relative-to="$share/pg_chunk" "$MODELS_ROOT")" "$ext$share/pg_chunk/models"

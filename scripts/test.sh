@@ -8,11 +8,13 @@
 #      pg_chunk installed from its Debian packages in place of the source build, which is put
 #      back after (scripts/package_test.sh); then the clients of docs/clients.md against the
 #      source build (clients/test.sh)
-#   4. 2 and the client tests again on PostgreSQL 16 and 17 (scripts/postgresql16.sh,
-#      postgresql17.sh, which the first run builds), each on a cluster of its own (port 5433, 5434)
+#   4. 2 and the client tests again on PostgreSQL 16, 17 and 18 (scripts/postgresql16.sh,
+#      postgresql17.sh, postgresql18.sh, which the first run builds), each on a cluster of its own
+#      (port 5433, 5434, 5435); the Debian packages for 18 built and checked by lintian
 #   5. stores made on 15 and 16 moved to 17: pg_upgrade from 16 (from 15 --check only, see
-#      tests/tests/major_versions.rs), and from 15 with pg_dump and pg_restore
-#      (tests/tests/major_versions.rs, ignored by a plain cargo test: it needs the older BINDIRs)
+#      tests/tests/major_versions.rs), and from 15 with pg_dump and pg_restore; a store made on 17
+#      moved to 18 with pg_upgrade and with pg_dump and pg_restore (tests/tests/major_versions.rs,
+#      ignored by a plain cargo test: it needs the older BINDIRs)
 #   6. a store over a Citus coordinator and two workers on PostgreSQL 17 (scripts/citus.sh,
 #      tests/tests/citus.rs), skipped with a loud message where no Citus source is found
 #   7. an install with PG_CONFIG= into a PostgreSQL that has its own pgvector (scripts/install_test.sh)
@@ -59,7 +61,7 @@ step "clients: the Python package, examples/rag_langchain.py, docs/clients.md's 
 bash clients/test.sh
 
 # The other PostgreSQL versions, set up on the first run (scripts/install.sh builds none), and
-# cargo-pgrx told of all three.
+# cargo-pgrx told of them all.
 for version in $TEST_VERSIONS; do bash "scripts/postgresql$version.sh"; done
 versions=(--pg15="$PG_CONFIG")
 for version in $TEST_VERSIONS; do versions+=(--pg"$version"="$(test_pg_config "$version")"); done
@@ -81,9 +83,22 @@ for version in $TEST_VERSIONS; do
     PGPORT=$(test_port "$version") tested cargo test -p pg_chunk_client_tests
 done
 
-step "major versions: stores on 15 and 16 moved to 17 (pg_upgrade, pg_dump)"
+step "PostgreSQL 18: its Debian packages (scripts/package.sh, lintian)"
+bash scripts/package.sh "$PG18_CONFIG"
+# Built with the test matrix's 18, in the build directory, its files go where Debian's and
+# PGDG's postgresql-18 look for them.
+deb=target/packages/postgresql-18-pg-chunk_$(pg_chunk_version)_amd64.deb
+listing=$(dpkg-deb --contents "$deb")
+for path in /usr/lib/postgresql/18/lib/pg_chunk.so /usr/share/postgresql/18/extension/pg_chunk.control; do
+    grep -q " \.$path\$" <<<"$listing" || { echo "$deb has no $path:" >&2; printf '%s\n' "$listing" >&2; exit 1; }
+done
+say "$deb: pg_chunk.so and its control file in Debian's paths for 18"
+
+step "major versions: stores on 15 and 16 moved to 17, on 17 to 18 (pg_upgrade, pg_dump)"
 PGPORT=$(test_port 17) PG_CHUNK_UPGRADE_FROM="$("$PG_CONFIG" --bindir) $("$(test_pg_config 16)" --bindir)" \
-    tested cargo test -p pg_chunk_client_tests --test major_versions -- --ignored
+    tested cargo test -p pg_chunk_client_tests --test major_versions -- --ignored from_15 from_16
+PGPORT=$(test_port 18) PG_CHUNK_UPGRADE_FROM="$("$(test_pg_config 17)" --bindir)" \
+    tested cargo test -p pg_chunk_client_tests --test major_versions -- --ignored from_17
 
 step "Citus: a store over a coordinator and two workers (scripts/citus.sh, tests/tests/citus.rs)"
 citus=0

@@ -12,6 +12,12 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use std::time::Duration;
 
+// port.h's pqsignal is a macro; from PostgreSQL 18 on it names the backend's pqsignal_be.
+#[cfg(not(feature = "pg18"))]
+use pg_sys::pqsignal;
+#[cfg(feature = "pg18")]
+use pg_sys::pqsignal_be as pqsignal;
+
 /// The channel `knowledge_internal.enqueue` notifies (src/sql/queue.sql).
 const CHANNEL: &std::ffi::CStr = c"pg_chunk_queue";
 
@@ -74,8 +80,8 @@ pub extern "C-unwind" fn pg_chunk_queue_worker(index: pg_sys::Datum) {
     // documents stay queued. SIGHUP rereads the configuration.
     // SAFETY: PostgreSQL's own handlers, installed before signals are unblocked.
     unsafe {
-        pg_sys::pqsignal(pg_sys::SIGTERM as i32, Some(handle_sigterm));
-        pg_sys::pqsignal(pg_sys::SIGHUP as i32, Some(handle_sighup));
+        pqsignal(pg_sys::SIGTERM as i32, Some(handle_sigterm));
+        pqsignal(pg_sys::SIGHUP as i32, Some(handle_sighup));
         pg_sys::BackgroundWorkerUnblockSignals();
     }
     // SAFETY: changes this process's scheduling priority only. Failing (a lower limit set by the
