@@ -16,7 +16,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # user run code as root.
 BUILD_DIR=${PG_CHUNK_BUILD_DIR:-/var/cache/pg_chunk-build}
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's header says when it began, so that a log shows what each step costs.
+step() { printf '\n==> %s  (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
 say() { printf '    %s\n' "$*"; }
 # Says what a step changed on the machine, and records it for scripts/install.sh's summary
 # (the file named by PG_CHUNK_CHANGES, when set).
