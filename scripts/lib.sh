@@ -191,6 +191,7 @@ ensure_pgvector() {
 # package, pinned with sha256 $3, the one Debian's signed index lists for it, so that every
 # install builds the same checked source. Configured --without-icu --without-readline: a test
 # server needs neither.
+POSTGRESQL_BUILD_PACKAGES=(bison flex zlib1g-dev)
 build_debian_postgresql() {
     local major=$1 version=$2 sha256=$3 pg_config root source tarball
     pg_config=$(test_pg_config "$major")
@@ -201,7 +202,7 @@ build_debian_postgresql() {
     if [ -x "$pg_config" ]; then
         say "present: $("$pg_config" --version) in $root"
     else
-        ensure_debian_packages bison flex zlib1g-dev
+        ensure_debian_packages "${POSTGRESQL_BUILD_PACKAGES[@]}"
         mkdir -p "$source"
         (
             cd "$source"
