@@ -32,9 +32,10 @@ tested() { "$@" 2>&1 | tee -a "$log"; }
 # minutes of both cores) in the background, at the lowest CPU priority, one after another while
 # the steps on 15 run: those leave a core idle most of the time. Each version's output is shown
 # when the matrix reaches it (matrix_postgresql). They call no apt-get, which takes one caller at
-# a time: what they need from Debian is installed here first.
+# a time: what they need from Debian is installed here first (pip fetches 16's wheel).
 step "PostgreSQL $TEST_VERSIONS for the test matrix: set up in the background"
 ensure_debian_packages "${POSTGRESQL_BUILD_PACKAGES[@]}"
+ensure_pip
 setup=$(mktemp -d /tmp/pg_chunk-matrix.XXXXXX)
 # In a session of its own (setsid, so that it can be killed as a group), it is weighed by Linux's
 # autogroup scheduling as a whole against this session, whatever its processes' nice: the
